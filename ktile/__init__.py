@@ -1,0 +1,48 @@
+"""ktile: tile-level GPU kernels in Python, checked, translated to C++, and runnable on the CPU.
+
+`import ktile as hk` gives hk-dsl's kernel author API. Importing stays light: the IR library
+and numpy load the first time a kernel is traced or run.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+from .dtypes import bf16, fp8, fp16, fp32, i8, i32
+from .errors import InputError, InternalError, KernelError, KernelWarning, KtileError
+from .lang.kernel import Kernel, KernelTrace, func, kernel
+from .lang.types import RT, RV, ST, SV, Constexpr, Tensor
+
+__version__ = "0.1.0"
+
+float32, float16, bfloat16, int32, int8 = fp32, fp16, bf16, i32, i8
+
+# name -> module that defines it; loaded on first use (PEP 562)
+_LAZY = {name: "ktile.lang.builtins" for name in (
+    "tile_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota", "exp",
+    "exp2", "log", "log2", "sqrt", "rsqrt", "silu", "gelu", "relu", "sigmoid", "tanh", "sin",
+    "cos", "abs", "maximum", "minimum", "where", "cast", "row_sum", "row_max", "row_min",
+    "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
+    "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
+    "arch", "math", "group", "lds")}
+_LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret"})
+
+
+def range(*args):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop
+    """`for i in hk.range(n)`: always a runtime loop, even over Python ints (the rewrite
+    handles it; called outside a kernel it is Python's range)."""
+    import builtins
+    return builtins.range(*args)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ktile' has no attribute {name!r}")
+    mod = import_module(module)
+    value = mod if module.endswith(name) else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])

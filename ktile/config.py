@@ -1,0 +1,29 @@
+"""Every environment variable ktile reads, declared once, typed, with its doc line."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    default: str
+    doc: str
+
+    def get(self) -> str:
+        return os.environ.get(self.name, self.default)
+
+
+TARGET = EnvVar("KTILE_TARGET", "", "target arch when a kernel names none (default gfx1100)")
+BACKEND = EnvVar("KTILE_BACKEND", "auto",
+                 "where a kernel call runs: auto (GPU when present, else the interpreter) or "
+                 "interpret")
+CACHE_DIR = EnvVar("KTILE_CACHE_DIR", "", "build cache folder (default ~/.cache/ktile)")
+
+ALL = (TARGET, BACKEND, CACHE_DIR)
+
+
+def default_target() -> str:
+    from . import targets
+    return TARGET.get() or targets.DEFAULT

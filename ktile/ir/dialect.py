@@ -1,0 +1,30 @@
+"""The kt dialect object and the context that knows it (with builtin, func, arith, scf)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+from .ops import OPS
+from .types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
+
+KT = Dialect("kt", OPS, [GlobalType, RegTileType, SharedTileType, RegVecType, SharedVecType])
+
+
+def make_context() -> Context:
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.math import Math
+    from xdsl.dialects.scf import Scf
+
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Scf, Math, KT):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+@lru_cache(maxsize=1)
+def shared_context() -> Context:
+    return make_context()

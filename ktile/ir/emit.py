@@ -1,0 +1,248 @@
+"""The builder seam: the only place that constructs IR operations for the tracer.
+
+The tracer asks for an op by what it means (`b.load(g, coords, ty)`); this module picks the
+xDSL classes, keeps the insertion point, and stamps every op with the Python location the
+tracer gives it. Swapping the IR library touches this file and `ops.py`/`types.py` alone.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FileLineColLoc, Float32Type,
+                                   FloatAttr, FunctionType, IndexType, IntAttr, IntegerAttr,
+                                   IntegerType, ModuleOp, StringAttr, UnknownLoc, i1, i32, i64)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from . import ops as kt
+
+Loc = tuple[str, int, int]
+CMP_INT = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+CMP_FLOAT = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
+              "floordiv": arith.FloorDivSIOp, "div": arith.DivSIOp, "mod": arith.RemSIOp,
+              "cdiv": arith.CeilDivSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp,
+              "and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp,
+              "shl": arith.ShLIOp, "shr": arith.ShRUIOp}
+FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
+                "div": arith.DivfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+
+index = IndexType()
+f32 = Float32Type()
+
+
+def is_int_like(t: Attribute) -> bool:
+    return isinstance(t, (IndexType, IntegerType))
+
+
+class Builder:
+    """Appends ops at an insertion point, each stamped with `loc_of()`."""
+
+    def __init__(self, loc_of: Callable[[], Loc | None]):
+        self.module = ModuleOp([])
+        self._blocks: list[Block] = [self.module.body.block]
+        self._loc_of = loc_of
+        self._constants: dict[tuple, SSAValue] = {}
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    def insert(self, op: Operation) -> Operation:
+        loc = self._loc_of()
+        op.location = FileLineColLoc(StringAttr(loc[0]), IntAttr(loc[1]), IntAttr(loc[2])) \
+            if loc else UnknownLoc()
+        self._blocks[-1].add_op(op)
+        return op
+
+    @contextmanager
+    def at_end_of(self, block: Block):
+        self._blocks.append(block)
+        try:
+            yield block
+        finally:
+            self._blocks.pop()
+
+    def func(self, name: str, arg_types: Sequence[Attribute], result_types: Sequence[Attribute],
+             attrs: dict[str, Attribute] | None = None) -> FuncOp:
+        fn = FuncOp(name, (list(arg_types), list(result_types)))
+        for key, value in (attrs or {}).items():
+            fn.attributes[key] = value
+        self.insert(fn)
+        return fn
+
+    def ret(self, values: Sequence[SSAValue] = ()) -> None:
+        self.insert(ReturnOp(*values))
+
+    def set_module_attr(self, key: str, value: Attribute) -> None:
+        self.module.attributes[key] = value
+
+    # ---- scalars -------------------------------------------------------------------------
+
+    def _constant(self, attr: Attribute) -> SSAValue:
+        """One constant per value and type in each block, reused by later uses there."""
+        key = (id(self._blocks[-1]), str(attr))
+        found = self._constants.get(key)
+        if found is None or found.owner.parent is not self._blocks[-1]:
+            found = self.insert(arith.ConstantOp(attr)).results[0]
+            self._constants[key] = found
+        return found
+
+    def const_index(self, value: int) -> SSAValue:
+        return self._constant(IntegerAttr(int(value), index))
+
+    def const_int(self, value: int, width: int = 32) -> SSAValue:
+        return self._constant(IntegerAttr(int(value), IntegerType(width)))
+
+    def const_f32(self, value: float) -> SSAValue:
+        return self._constant(FloatAttr(float(value), f32))
+
+    def const_bool(self, value: bool) -> SSAValue:
+        return self._constant(IntegerAttr(int(bool(value)), i1))
+
+    def scalar_binary(self, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        table = INT_BINARY if is_int_like(x.type) else FLOAT_BINARY
+        return self.insert(table[fn](x, y)).results[0]
+
+    def scalar_compare(self, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        if is_int_like(x.type):
+            return self.insert(arith.CmpiOp(x, y, CMP_INT[fn])).results[0]
+        return self.insert(arith.CmpfOp(x, y, CMP_FLOAT[fn])).results[0]
+
+    def scalar_select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.insert(arith.SelectOp(cond, x, y)).results[0]
+
+    def index_to_f32(self, x: SSAValue) -> SSAValue:
+        if isinstance(x.type, IndexType):
+            x = self.insert(arith.IndexCastOp(x, i64)).results[0]
+        return self.insert(arith.SIToFPOp(x, f32)).results[0]
+
+    def int_cast(self, x: SSAValue, to: Attribute) -> SSAValue:
+        """index ↔ iN."""
+        if x.type == to:
+            return x
+        if isinstance(x.type, IndexType) or isinstance(to, IndexType):
+            return self.insert(arith.IndexCastOp(x, to)).results[0]
+        op = arith.ExtSIOp if to.width.data > x.type.width.data else arith.TruncIOp
+        return self.insert(op(x, to)).results[0]
+
+    # ---- hardware scalars ----------------------------------------------------------------
+
+    def block_idx(self, dim: int) -> SSAValue:
+        return self.insert(kt.BlockIdxOp(dim)).result
+
+    def warp_id(self) -> SSAValue:
+        return self.insert(kt.WarpIdOp()).result
+
+    def extent(self, g: SSAValue, dim: int) -> SSAValue:
+        return self.insert(kt.ExtentOp(g, dim)).result
+
+    # ---- memory --------------------------------------------------------------------------
+
+    def load(self, g: SSAValue, coords: Sequence[SSAValue], ty: Attribute, pad: float) -> SSAValue:
+        return self.insert(kt.LoadOp(g, coords, ty, pad)).result
+
+    def store(self, g: SSAValue, coords: Sequence[SSAValue], value: SSAValue) -> None:
+        self.insert(kt.StoreOp(g, coords, value))
+
+    def gather(self, g, batch, depth, rows, col, ty) -> SSAValue:
+        return self.insert(kt.GatherOp(g, batch, depth, rows, col, ty)).result
+
+    def scatter(self, g, batch, depth, rows, col, value) -> None:
+        self.insert(kt.ScatterOp(g, batch, depth, rows, col, value))
+
+    def alloc(self, ty: Attribute) -> SSAValue:
+        return self.insert(kt.AllocOp(ty)).result
+
+    def copy_async(self, g: SSAValue, coords: Sequence[SSAValue], dst: SSAValue) -> None:
+        self.insert(kt.CopyAsyncOp(g, coords, dst))
+
+    def lds_load(self, src: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.LdsLoadOp(src, ty)).result
+
+    def lds_store(self, dst: SSAValue, value: SSAValue) -> None:
+        self.insert(kt.LdsStoreOp(dst, value))
+
+    def wait_for(self, tiles: Sequence[SSAValue]) -> None:
+        self.insert(kt.WaitForOp(tiles))
+
+    def barrier(self) -> None:
+        self.insert(kt.BarrierOp())
+
+    # ---- compute -------------------------------------------------------------------------
+
+    def mma(self, a: SSAValue, b: SSAValue, acc: SSAValue, variant: str) -> SSAValue:
+        return self.insert(kt.MmaOp(a, b, acc, variant)).result
+
+    def unary(self, fn: str, x: SSAValue) -> SSAValue:
+        return self.insert(kt.UnaryOp(fn, x)).result
+
+    def binary(self, fn: str, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.BinaryOp(fn, x, y, ty)).result
+
+    def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.insert(kt.SelectOp(cond, x, y)).result
+
+    def cast(self, x: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.CastOp(x, ty)).result
+
+    def reduce(self, kind: str, axis: str, x: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.ReduceOp(kind, axis, x, ty)).result
+
+    def block_reduce(self, kind: str, x: SSAValue) -> SSAValue:
+        return self.insert(kt.BlockReduceOp(kind, x)).result
+
+    def fill(self, value: float, ty: Attribute) -> SSAValue:
+        return self.insert(kt.FillOp(value, ty)).result
+
+    def iota(self, axis: str, ty: Attribute) -> SSAValue:
+        return self.insert(kt.IotaOp(axis, ty)).result
+
+    def causal_mask(self, x, row0, col0, fill: float) -> SSAValue:
+        return self.insert(kt.CausalMaskOp(x, row0, col0, fill)).result
+
+    def rand(self, seed: SSAValue, offsets: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.RandOp(seed, offsets, ty)).result
+
+    # ---- control flow --------------------------------------------------------------------
+
+    def for_loop(self, lb: SSAValue, ub: SSAValue, step: SSAValue,
+                 inits: Sequence[SSAValue]) -> scf.ForOp:
+        body = Block(arg_types=[lb.type, *[v.type for v in inits]])
+        op = scf.ForOp(lb, ub, step, list(inits), body)
+        self.insert(op)
+        return op
+
+    def if_op(self, cond: SSAValue, result_types: Sequence[Attribute]) -> scf.IfOp:
+        op = scf.IfOp(cond, list(result_types), Region(Block()), Region(Block()))
+        self.insert(op)
+        return op
+
+    def while_op(self, inits: Sequence[SSAValue]) -> scf.WhileOp:
+        types = [v.type for v in inits]
+        op = scf.WhileOp(list(inits), types, Region(Block(arg_types=types)),
+                         Region(Block(arg_types=types)))
+        self.insert(op)
+        return op
+
+    def yield_(self, values: Sequence[SSAValue]) -> None:
+        self.insert(scf.YieldOp(*values))
+
+    def condition(self, cond: SSAValue, values: Sequence[SSAValue]) -> None:
+        self.insert(scf.ConditionOp(cond, *values))
+
+
+def string_attr(value: str) -> StringAttr:
+    return StringAttr(value)
+
+
+def int_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def array_attr(values: Sequence[Attribute]) -> ArrayAttr:
+    return ArrayAttr(list(values))
+
+
+def dict_attr(values: dict[str, Attribute]) -> DictionaryAttr:
+    return DictionaryAttr(values)

@@ -1,0 +1,203 @@
+"""The kt dialect's types: a global tensor, register and shared tiles, register and shared vectors.
+
+Printed forms:
+    !kt.global<bf16>                 a 4-D global tensor (batch, depth, rows, cols)
+    !kt.rt<16x64xbf16, row>          a register tile, row layout, no fragment yet
+    !kt.rt<16x16xbf16, row, a>       the same after `fragments` gave it the MMA A fragment
+    !kt.st<64x64xbf16>               a shared-memory tile
+    !kt.rv<16xf32, row>              a register vector, one value per tile row
+    !kt.sv<64xf32>                   a shared-memory vector
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float8E4M3FNType,
+                                   IntAttr, IntegerType, StringAttr)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition, param_def
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+from .. import dtypes
+from ..dtypes import DType
+
+LAYOUTS = ("row", "col")
+FRAGMENTS = ("none", "a", "b", "acc")
+VECTOR_AXES = ("row", "col")
+
+_ELEMENT_ATTRS = {
+    "bf16": BFloat16Type, "fp16": Float16Type, "fp32": Float32Type, "fp8": Float8E4M3FNType,
+}
+
+
+def element_attr(dt: DType) -> Attribute:
+    if dt.kind == "float":
+        return _ELEMENT_ATTRS[dt.name]()
+    return IntegerType(dt.bits)
+
+
+def element_dtype(attr: Attribute) -> DType:
+    for name, cls in _ELEMENT_ATTRS.items():
+        if isinstance(attr, cls):
+            return dtypes.BY_NAME[name]
+    if isinstance(attr, IntegerType):
+        return {32: dtypes.i32, 8: dtypes.i8, 1: dtypes.i1}[attr.width.data]
+    raise ValueError(f"no ktile dtype for {attr}")
+
+
+class _Shaped:
+    """Shared accessors of the tile and vector types."""
+
+    @property
+    def dtype(self) -> DType:
+        return element_dtype(self.element)  # type: ignore[attr-defined]
+
+
+@irdl_attr_definition
+class GlobalType(_Shaped, ParametrizedAttribute, TypeAttribute):
+    name = "kt.global"
+    element: Attribute
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
+        with parser.in_angle_brackets():
+            return (parser.parse_type(),)
+
+
+@irdl_attr_definition
+class RegTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
+    name = "kt.rt"
+    rows: IntAttr = param_def(converter=IntAttr.get)
+    cols: IntAttr = param_def(converter=IntAttr.get)
+    element: Attribute
+    layout: StringAttr
+    fragment: StringAttr
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rows.data, self.cols.data)
+
+    def with_fragment(self, fragment: str) -> "RegTileType":
+        return RegTileType(self.rows, self.cols, self.element, self.layout, StringAttr(fragment))
+
+    def verify(self) -> None:
+        if self.layout.data not in LAYOUTS:
+            raise ValueError(f"register tile layout must be one of {LAYOUTS}")
+        if self.fragment.data not in FRAGMENTS:
+            raise ValueError(f"register tile fragment must be one of {FRAGMENTS}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.rows.data}x{self.cols.data}x")
+            printer.print_attribute(self.element)
+            printer.print_string(f", {self.layout.data}")
+            if self.fragment.data != "none":
+                printer.print_string(f", {self.fragment.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            (rows, cols), element = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            layout = parser.parse_identifier()
+            fragment = "none"
+            if parser.parse_optional_punctuation(","):
+                fragment = parser.parse_identifier()
+        return (IntAttr(rows), IntAttr(cols), element, StringAttr(layout), StringAttr(fragment))
+
+
+@irdl_attr_definition
+class SharedTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
+    name = "kt.st"
+    rows: IntAttr = param_def(converter=IntAttr.get)
+    cols: IntAttr = param_def(converter=IntAttr.get)
+    element: Attribute
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rows.data, self.cols.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.rows.data}x{self.cols.data}x")
+            printer.print_attribute(self.element)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            (rows, cols), element = parser.parse_ranked_shape()
+        return (IntAttr(rows), IntAttr(cols), element)
+
+
+@irdl_attr_definition
+class RegVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
+    """A register vector. axis "row": one value per row of a tile (what a row reduction gives,
+    broadcast along a row); axis "col": one value per column."""
+    name = "kt.rv"
+    length: IntAttr = param_def(converter=IntAttr.get)
+    element: Attribute
+    axis: StringAttr
+
+    def verify(self) -> None:
+        if self.axis.data not in VECTOR_AXES:
+            raise ValueError(f"register vector axis must be one of {VECTOR_AXES}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.length.data}x")
+            printer.print_attribute(self.element)
+            printer.print_string(f", {self.axis.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            (length,), element = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            axis = parser.parse_identifier()
+        return (IntAttr(length), element, StringAttr(axis))
+
+
+@irdl_attr_definition
+class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
+    name = "kt.sv"
+    length: IntAttr = param_def(converter=IntAttr.get)
+    element: Attribute
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.length.data}x")
+            printer.print_attribute(self.element)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            (length,), element = parser.parse_ranked_shape()
+        return (IntAttr(length), element)
+
+
+def rt(dt: DType, rows: int, cols: int, layout: str = "row", fragment: str = "none") -> RegTileType:
+    return RegTileType(rows, cols, element_attr(dt), StringAttr(layout), StringAttr(fragment))
+
+
+def st(dt: DType, rows: int, cols: int) -> SharedTileType:
+    return SharedTileType(rows, cols, element_attr(dt))
+
+
+def rv(dt: DType, length: int, axis: str = "row") -> RegVecType:
+    return RegVecType(length, element_attr(dt), StringAttr(axis))
+
+
+def sv(dt: DType, length: int) -> SharedVecType:
+    return SharedVecType(length, element_attr(dt))
+
+
+def global_(dt: DType) -> GlobalType:
+    return GlobalType(element_attr(dt))
+
+
+TILE_TYPES = (RegTileType, SharedTileType)
+VALUE_TYPES = (RegTileType, RegVecType)
+SHARED_TYPES = (SharedTileType, SharedVecType)

@@ -1,0 +1,224 @@
+"""`@kernel` and `@func`: the kernel object, its trace, and its call.
+
+    k.trace(**constants)      the checked kt module (`.dump()` gives its text)
+    k.source(target=...)      the C++ it translates to
+    k(*tensors, **constants)  runs it: on the interpreter when no GPU backend is present
+
+Traces are cached by source, constants and target.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import config
+from ..errors import KernelError, KernelWarning, SourceLoc
+from .types import ConstexprSpec, TensorSpec
+
+DIM_NAMES = ("batch", "depth", "rows", "cols")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    spec: TensorSpec
+
+
+@dataclass
+class KernelTrace:
+    """One kernel traced and checked for one target and one set of constants."""
+    name: str
+    module: Any                    # xdsl ModuleOp, after the pass pipeline
+    target: Any                    # ktile.targets.Target
+    params: tuple[Param, ...]
+    constants: dict[str, Any]
+    warps: int
+    coindexed: list[tuple[int, ...]]
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    _cpp: dict[str, str] = field(default_factory=dict)
+
+    def dump(self, generic: bool = False, locations: bool = False) -> str:
+        from ..ir.printing import module_text
+        return module_text(self.module, generic=generic, locations=locations)
+
+    def source(self) -> str:
+        if "cpp" not in self._cpp:
+            from ..codegen import translate
+            start = time.perf_counter()
+            self._cpp["cpp"] = translate(self.module, self.target)
+            self.seconds["translate"] = time.perf_counter() - start
+        return self._cpp["cpp"]
+
+    @property
+    def written_params(self) -> list[int]:
+        """Indices of the tensor parameters the kernel stores to."""
+        from ..ir.ops import ScatterOp, StoreOp
+        fn = self.module.body.block.ops.last
+        args = list(fn.body.block.args)
+        out = []
+        for op in fn.walk():
+            if isinstance(op, (StoreOp, ScatterOp)):
+                idx = args.index(op.operands[0])
+                if idx not in out:
+                    out.append(idx)
+        return out
+
+
+class Kernel:
+    def __init__(self, fn: Callable, grid: Callable | None, warps: int, arch: str | None):
+        self.fn = fn
+        self.name = fn.__name__
+        self.grid = grid
+        self.warps = warps
+        self.arch = arch
+        self.def_loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>",
+                                 fn.__code__.co_firstlineno)
+        self.params, self.constexprs = _signature(fn, self.def_loc)
+        self._check_decorator()
+        self._rewritten: Callable | None = None
+        self._traces: dict[tuple, KernelTrace] = {}
+        self._source_hash = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return f"<ktile kernel {self.name} at {self.def_loc}>"
+
+    def _check_decorator(self) -> None:
+        if self.grid is None:
+            raise KernelError("a kernel needs a grid", loc=self.def_loc, kernel=self.name,
+                              hint="@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), ...))")
+        if not callable(self.grid) and not isinstance(self.grid, tuple):
+            raise KernelError(f"grid must be a function of the parameters or a tuple, got "
+                              f"{type(self.grid).__name__}", loc=self.def_loc, kernel=self.name)
+        if not isinstance(self.warps, int) or isinstance(self.warps, bool) or self.warps <= 0:
+            raise KernelError(f"warps must be a positive int, got {self.warps!r}",
+                              loc=self.def_loc, kernel=self.name)
+
+    # ---- constants and targets -----------------------------------------------------------
+
+    def resolve_constants(self, given: dict[str, Any]) -> dict[str, Any]:
+        for name in given:
+            if name not in self.constexprs:
+                known = ", ".join(self.constexprs) or "none"
+                raise KernelError(f"unknown constant {name!r}", loc=self.def_loc, kernel=self.name,
+                                  hint=f"this kernel's constants are: {known}")
+        values = {}
+        for name, (spec, default) in self.constexprs.items():
+            value = given.get(name, default)
+            if value is inspect.Parameter.empty:
+                raise KernelError(f"constant {name!r} has no default and was not given",
+                                  loc=self.def_loc, kernel=self.name,
+                                  hint=f"pass {name}=... at the call")
+            if spec.kind in (int, float, bool) and not isinstance(value, spec.kind):
+                if not (spec.kind is float and isinstance(value, int)):
+                    raise KernelError(f"constant {name!r} must be {spec.kind.__name__}, got "
+                                      f"{value!r}", loc=self.def_loc, kernel=self.name)
+            values[name] = value
+        return values
+
+    def target_name(self, target: str | None) -> str:
+        return target or self.arch or config.default_target()
+
+    # ---- tracing -------------------------------------------------------------------------
+
+    def trace(self, target: str | None = None, **constants) -> KernelTrace:
+        from .. import targets
+        tgt = targets.get(self.target_name(target))
+        values = self.resolve_constants(constants)
+        key = (self._source_hash, tgt.name, tuple(sorted((k, repr(v)) for k, v in values.items())))
+        cached = self._traces.get(key)
+        if cached is None:
+            from .trace_kernel import trace_kernel
+            cached = trace_kernel(self, tgt, values)
+            for message in cached.warnings:
+                warnings.warn(message, KernelWarning, stacklevel=2)
+            self._traces[key] = cached
+        return cached
+
+    def source(self, target: str | None = None, **constants) -> str:
+        return self.trace(target, **constants).source()
+
+    def rewritten(self) -> Callable:
+        if self._rewritten is None:
+            from .control import HELPERS
+            from .rewrite import rewrite_function
+            self._rewritten = rewrite_function(self.fn, HELPERS)
+        return self._rewritten
+
+    # ---- calling -------------------------------------------------------------------------
+
+    def __call__(self, *args, target: str | None = None, **constants):
+        from ..runtime.launch import launch
+        return launch(self, args, constants, target)
+
+    def interpret(self, *args, target: str | None = None, **constants):
+        """Run on the CPU interpreter, whatever hardware is present."""
+        from ..runtime.launch import launch
+        return launch(self, args, constants, target, backend="interpret")
+
+
+def _signature(fn: Callable, loc: SourceLoc):
+    params: list[Param] = []
+    constexprs: dict[str, tuple[ConstexprSpec, Any]] = {}
+    for p in inspect.signature(fn).parameters.values():
+        ann = p.annotation
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if not isinstance(ann, TensorSpec):
+                shown = "no annotation" if ann is inspect.Parameter.empty else repr(ann)
+                raise KernelError(
+                    f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]), got "
+                    f"{shown}", loc=loc, kernel=fn.__name__,
+                    hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, or make it a keyword-only "
+                         f"constant after `*`: `*, {p.name}: hk.Constexpr[int] = ...`")
+            params.append(Param(p.name, ann))
+        elif p.kind == p.KEYWORD_ONLY:
+            if not isinstance(ann, ConstexprSpec):
+                raise KernelError(f"keyword-only parameter '{p.name}' must be a constant "
+                                  f"(hk.Constexpr[T])", loc=loc, kernel=fn.__name__,
+                                  hint=f"annotate it `{p.name}: hk.Constexpr[int] = ...`")
+            constexprs[p.name] = (ann, p.default)
+        else:
+            raise KernelError(f"kernels take no *args or **kwargs ('{p.name}')", loc=loc,
+                              kernel=fn.__name__)
+    if not params:
+        raise KernelError("a kernel needs at least one tensor parameter", loc=loc,
+                          kernel=fn.__name__)
+    return tuple(params), constexprs
+
+
+def kernel(fn: Callable | None = None, *, grid=None, warps: int = 1, arch: str | None = None):
+    """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`."""
+    def wrap(f: Callable) -> Kernel:
+        return Kernel(f, grid, warps, arch)
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+class DeviceFunction:
+    """`@hk.func`: a helper called from kernels, inlined where it is called."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._rewritten: Callable | None = None
+
+    def __call__(self, *args, **kwargs):
+        from . import tracer
+        if tracer.active() is None:
+            raise KernelError(f"@hk.func '{self.fn.__name__}' can only be called from a kernel",
+                              loc=tracer.user_frame_loc())
+        if self._rewritten is None:
+            from .control import HELPERS
+            from .rewrite import rewrite_function
+            self._rewritten = rewrite_function(self.fn, HELPERS)
+        return self._rewritten(*args, **kwargs)
+
+
+def func(fn: Callable) -> DeviceFunction:
+    return DeviceFunction(fn)

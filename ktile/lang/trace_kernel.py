@@ -1,0 +1,99 @@
+"""Tracing one kernel: the grid function and the kernel body into a kt module, then the passes."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import KernelError
+from ..ir import emit
+from ..ir import types as irt
+from . import tracer
+from .builtins import cdiv  # noqa: F401  (grid lambdas call hk.cdiv)
+from .values import Global, Scalar, as_index, describe
+
+
+class _Extents:
+    """`p.o` in a grid function: the extents of tensor parameter `o`."""
+
+    def __init__(self, g: Global):
+        self._g = g
+
+    def __getattr__(self, name: str) -> Scalar:
+        if name in ("batch", "depth", "rows", "cols"):
+            return getattr(self._g, name)
+        raise tracer.error(f"tensor '{self._g.name}' has extents batch, depth, rows and cols, "
+                           f"not {name!r}")
+
+
+class _GridParams:
+    """`p` in a grid function: tensors by name (their extents) and constants by name."""
+
+    def __init__(self, globals_: dict[str, Global], constants: dict[str, Any]):
+        self._globals, self._constants = globals_, constants
+
+    def __getattr__(self, name: str):
+        if name in self._globals:
+            return _Extents(self._globals[name])
+        if name in self._constants:
+            return self._constants[name]
+        known = ", ".join([*self._globals, *self._constants])
+        raise tracer.error(f"the grid refers to {name!r}, which is neither a tensor parameter nor "
+                           f"a constant of the kernel", hint=f"known names: {known}")
+
+
+def trace_kernel(kernel, target, constants: dict[str, Any]):
+    from ..passes import run_pipeline
+    from .kernel import KernelTrace
+
+    start = time.perf_counter()
+    holder: dict[str, tracer.Trace] = {}
+
+    def loc_of():
+        loc = holder["trace"].loc()
+        return (loc.file, loc.line, loc.col) if loc else None
+
+    b = emit.Builder(loc_of)
+    trace = tracer.Trace(b, kernel.name, target, kernel.warps, constants)
+    trace.loc_override = kernel.def_loc
+    holder["trace"] = trace
+    arg_types = [irt.global_(p.spec.dtype) for p in kernel.params]
+    b.set_module_attr("kt.target", emit.string_attr(target.name))
+    with tracer.tracing(trace):
+        _trace_grid(kernel, b, trace, arg_types, constants)
+        body = kernel.rewritten()
+        fn = b.func(kernel.name, arg_types, [], {"kt.kernel": emit.string_attr(kernel.name),
+                                                 "kt.warps": emit.int_attr(kernel.warps)})
+        block = fn.body.block
+        with b.at_end_of(block):
+            args = [Global(a, p.name, i) for i, (a, p) in enumerate(zip(block.args, kernel.params))]
+            trace.loc_override = None
+            result = body(*args, **constants)
+            trace.loc_override = kernel.def_loc
+            if result is not None:
+                raise trace.error(f"a kernel returns nothing; it returned {describe(result)}",
+                                  hint="store results into an output tensor: o[idx] = tile")
+            b.ret()
+    traced = time.perf_counter()
+    coindexed = sorted({tuple(sorted(v)) for v in trace.coindexed.values() if len(v) > 1})
+    result = KernelTrace(kernel.name, b.module, target, kernel.params, constants, kernel.warps,
+                         coindexed)
+    result.warnings = run_pipeline(b.module, target)
+    result.seconds = {"trace": traced - start, "passes": time.perf_counter() - traced}
+    return result
+
+
+def _trace_grid(kernel, b, trace, arg_types, constants) -> None:
+    fn = b.func(f"{kernel.name}__grid", arg_types, [emit.index] * 3,
+                {"kt.grid": emit.string_attr(kernel.name)})
+    with b.at_end_of(fn.body.block):
+        globals_ = {p.name: Global(a, p.name, i)
+                    for i, (a, p) in enumerate(zip(fn.body.block.args, kernel.params))}
+        grid = kernel.grid(_GridParams(globals_, constants)) if callable(kernel.grid) else kernel.grid
+        if isinstance(grid, (int, Scalar)):
+            grid = (grid,)
+        if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
+            raise trace.error(f"the grid must give 1 to 3 block counts, got {describe(grid)}")
+        dims = [as_index(g, f"grid dimension {i}") for i, g in enumerate(grid)]
+        while len(dims) < 3:
+            dims.append(as_index(1, "grid"))
+        b.ret([d.v for d in dims])

@@ -1,0 +1,1 @@
+"""The kernel library: one folder per op, each with its reference semantics."""

@@ -1,0 +1,1 @@
+"""`dropout`: Triton's low-memory (seeded) dropout (see reference.py)."""

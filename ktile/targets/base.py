@@ -1,0 +1,93 @@
+"""What a target is: the facts the passes, translation and interpreter ask about, as data.
+
+No code outside `ktile/targets/` compares arch names: it asks a `Target` for a capability
+(`target.has_lds_dma`, `target.mma_shape_for(dtype)`). Adding an arch is adding a table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MmaShape:
+    """One matrix-core instruction: D(m×n, acc) += A(m×k, dtype) · B(k×n, dtype)."""
+    m: int
+    n: int
+    k: int
+    dtype: str          # operand dtype name as in ktile.dtypes (bf16, fp16, fp8, i8); a name
+                        # ktile.dtypes lacks (fp8_e4m3fnuz) records an instruction for reports
+                        # that no kernel type selects
+    acc: str            # accumulator dtype name (fp32, i32)
+    instruction: str    # the ISA mnemonic, for reports and docs
+
+
+@dataclass(frozen=True)
+class FragmentMap:
+    """Which lane holds which element of an MMA operand or accumulator fragment.
+
+    `lane_of(row, col)` and `slot_of(row, col)` are given as formulas over the instruction's
+    tile (m×k for A, k×n for B, m×n for the accumulator), written as Python expressions in
+    `row`, `col` and the constants of the instruction; `replicated` counts how many lanes hold
+    each element (RDNA3 WMMA: 2, operands are replicated across the half-waves).
+
+    `slot` numbers the element inside the lane's fragment (PTX a0..a7; two 16-bit slots share
+    one 32-bit register). `lane` names the lowest lane holding the element; its replicas are
+    `lane + r * (wave_size // replicated)` for r in range(replicated)."""
+    operand: str        # "a", "b" or "acc"
+    lane: str
+    slot: str
+    replicated: int = 1
+
+
+@dataclass(frozen=True)
+class WaitCounter:
+    """A hardware counter that a wait instruction drains to a count."""
+    name: str           # as ktile's waits pass calls it: "vm" (global→shared) or "lds"
+    isa_name: str       # vmcnt, lgkmcnt, loadcnt, dscnt, cp.async group, mbarrier
+    max_count: int      # the largest count the instruction can encode
+    wait_asm: str = ""  # the wait as emitted, "{n}" standing for the count: the spelling differs
+                        # per ISA and a wrong one may still assemble (gfx12 takes s_waitcnt)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                       # gfx1100, sm_90a
+    vendor: str                     # "amd" or "nvidia"
+    family: str                     # rdna3, rdna4, cdna3, cdna4, hopper (header folder name)
+    wave_size: int                  # threads per wave / warp
+    max_threads_per_block: int
+    lds_bytes: int                  # shared memory a block may use
+    vgprs_per_lane: int             # architectural vector registers a lane may address
+    agprs_per_lane: int             # accumulation registers (CDNA), 0 where none
+    sgprs: int                      # scalar registers a wave may use (0 on NVIDIA)
+    register_file_bytes: int        # per SIMD / SM sub-partition, for occupancy
+    mma_shapes: tuple[MmaShape, ...]     # the first one per dtype is the preferred one
+    fragments: tuple[FragmentMap, ...]   # lane maps of mma_shape_for("bf16"); fp16 shares them
+    wait_counters: tuple[WaitCounter, ...]  # no counter of a name: that kind needs no wait
+                                            # (NVIDIA shared→register loads are scoreboarded)
+    has_lds_dma: bool               # AMD global→LDS DMA (buffer/global_load … lds): bypasses
+                                    # registers, completes on the "vm" counter
+    has_async_copy: bool            # any asynchronous global→shared path: the AMD DMA, or
+                                    # NVIDIA cp.async / TMA (which are not has_lds_dma)
+    fast_lds_operand_layout: str | None  # 16-bit MMA operand layout read at full width, None: both
+    dtypes: tuple[str, ...]         # element types this target can hold and compute in
+    lds_dma_bytes_per_lane: int = 0  # widest global→LDS DMA per lane (gfx942: 4, gfx950: 16)
+    notes: tuple[str, ...] = field(default=())
+
+    def mma_shape_for(self, dtype: str) -> MmaShape | None:
+        """The preferred MMA instruction for this operand dtype, None when there is none."""
+        return next((s for s in self.mma_shapes if s.dtype == dtype), None)
+
+    @property
+    def has_fp8_mma(self) -> bool:
+        return self.mma_shape_for("fp8") is not None
+
+    def supports_dtype(self, dtype: str) -> bool:
+        return dtype in self.dtypes
+
+    def wait_counter(self, name: str) -> WaitCounter | None:
+        return next((c for c in self.wait_counters if c.name == name), None)
+
+    @property
+    def max_warps(self) -> int:
+        return self.max_threads_per_block // self.wave_size
