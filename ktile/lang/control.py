@@ -38,7 +38,10 @@ UNSET = object()  # a name not bound before the construct
 
 
 def capture(local_vars: dict, names: tuple[str, ...]) -> tuple:
-    return tuple(local_vars.get(n, UNSET) for n in names)
+    """The current values of `names`; unbound (or only bound inside an earlier runtime
+    construct) reads as UNSET, so this construct may bind it afresh."""
+    values = (local_vars.get(n, UNSET) for n in names)
+    return tuple(UNSET if isinstance(v, Undefined) else v for v in values)
 
 
 def is_device(value: Any) -> bool:
@@ -195,7 +198,7 @@ def branch(cond: Any, then_fn: Callable, else_fn: Callable, carried: tuple,
                                f"in the other", hint="both branches must give it the same type")
     op = b.if_op(cond.v, [v.ty for v in then_vals])
     for region, block in ((op.true_region, then_block), (op.false_region, else_block)):
-        region.blocks[0].detach()  # the empty placeholder block
+        region.erase_block(0)  # the empty placeholder block
         region.add_block(block)
     for j, k in enumerate(live):
         results[k] = type(then_vals[j])(op.results[j])

@@ -59,33 +59,23 @@ def assigned_names(stmts: list[ast.stmt], exclude: tuple[str, ...] = ()) -> tupl
     return tuple(n for n in finder.names if n not in exclude)
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
 def _has_jump(stmts: list[ast.stmt]) -> bool:
-    """break/continue/return that belong to this loop body (not to nested loops/functions)."""
-    for stmt in stmts:
-        for node in _walk_same_scope(stmt):
-            if isinstance(node, ast.Return):
-                return True
-            if isinstance(node, (ast.Break, ast.Continue)) and not getattr(node, "_kt_inner", False):
-                return True
-    return False
+    """break/continue/return that leave this body (not those of nested loops or functions)."""
+    return any(_jumps(stmt, in_loop=False) for stmt in stmts)
 
 
-def _walk_same_scope(node: ast.AST):
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(child, (ast.For, ast.While)):
-            yield from (n for n in _walk_same_scope_no_loop_jumps(child))
-            continue
-        yield from _walk_same_scope(child)
-
-
-def _walk_same_scope_no_loop_jumps(loop: ast.AST):
-    """Inside a nested loop, break/continue belong to it; only returns escape."""
-    for node in ast.walk(loop):
-        if isinstance(node, ast.Return):
-            yield node
+def _jumps(node: ast.AST, in_loop: bool) -> bool:
+    if isinstance(node, _SCOPES):
+        return False
+    if isinstance(node, ast.Return):
+        return True
+    if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+        return True
+    nested = in_loop or isinstance(node, (ast.For, ast.While))
+    return any(_jumps(child, nested) for child in ast.iter_child_nodes(node))
 
 
 def _is_range_call(node: ast.expr) -> tuple[bool, bool]:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import time
+import traceback
+from contextlib import contextmanager
 from typing import Any
 
-from ..errors import KernelError
+from ..errors import InternalError, KernelError, KtileError, SourceLoc
 from ..ir import emit
 from ..ir import types as irt
 from . import tracer
@@ -58,7 +60,7 @@ def trace_kernel(kernel, target, constants: dict[str, Any]):
     holder["trace"] = trace
     arg_types = [irt.global_(p.spec.dtype) for p in kernel.params]
     b.set_module_attr("kt.target", emit.string_attr(target.name))
-    with tracer.tracing(trace):
+    with tracer.tracing(trace), _python_errors_as_kernel_errors(kernel):
         _trace_grid(kernel, b, trace, arg_types, constants)
         body = kernel.rewritten()
         fn = b.func(kernel.name, arg_types, [], {"kt.kernel": emit.string_attr(kernel.name),
@@ -80,6 +82,38 @@ def trace_kernel(kernel, target, constants: dict[str, Any]):
     result.warnings = run_pipeline(b.module, target)
     result.seconds = {"trace": traced - start, "passes": time.perf_counter() - traced}
     return result
+
+
+@contextmanager
+def _python_errors_as_kernel_errors(kernel):
+    """A Python error raised by the author's code while tracing (a typo'd attribute, a bad
+    index) becomes a KernelError at their line; one raised inside ktile is our bug."""
+    try:
+        yield
+    except KernelError as exc:
+        if exc.loc is not None and exc.kernel is not None:
+            raise
+        user = _user_frames(exc)
+        loc = SourceLoc(user[-1].filename, user[-1].lineno) if user else kernel.def_loc
+        raise exc.with_context(kernel=kernel.name, loc=loc) from exc.__cause__
+    except KtileError:
+        raise
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, NameError,
+            ZeroDivisionError) as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        user = _user_frames(exc)
+        innermost = frames[-1] if frames else None
+        if innermost is not None and innermost.filename.startswith(tracer._PACKAGE_DIR) \
+                and not isinstance(exc, (TypeError, NameError, ZeroDivisionError)):
+            raise InternalError(f"{type(exc).__name__}: {exc} (while tracing kernel "
+                                f"'{kernel.name}')") from exc
+        loc = SourceLoc(user[-1].filename, user[-1].lineno) if user else kernel.def_loc
+        raise KernelError(f"{type(exc).__name__}: {exc}", loc=loc, kernel=kernel.name) from exc
+
+
+def _user_frames(exc: BaseException) -> list:
+    return [f for f in traceback.extract_tb(exc.__traceback__)
+            if not f.filename.startswith((tracer._PACKAGE_DIR, "<"))]
 
 
 def _trace_grid(kernel, b, trace, arg_types, constants) -> None:

@@ -419,8 +419,16 @@ class MatMul:
     def __getattr__(self, name):
         return getattr(self._materialize(), name)
 
-    def __add__(self, other):
-        return self._materialize() + other
+
+def _materializing(dunder: str):
+    def apply(self, *args):
+        return getattr(self._materialize(), dunder)(*args)
+    return apply
+
+
+for _dunder in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                "__truediv__", "__rtruediv__", "__neg__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(MatMul, _dunder, _materializing(_dunder))
 
 
 # ---- memory --------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ comparing against Triton itself: Triton lowers float32 `/` on NVIDIA to the appr
 `div.full.f32` (triton-lang/triton
 `third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/ElementwiseOpToLLVM.cpp`, `FDivOpConversion`;
 at most 2 ulp off by PTX's specification), so compare Triton's kept values to these within
-2 ulp and its mask exactly.
+2 ulp and its mask exactly. Checked against the tutorial kernel under Triton 3.6.0 on an
+NVIDIA H200, 2**20 elements at seed 123: masks identical for p = 0.5, 0.3, 0.1; kept values
+identical at p = 0.5 and at most 1 ulp apart at p = 0.3 and 0.1.
 
 As in Triton, an element whose draw is exactly 0.0 (2 words in 2**32) is dropped even at
 p = 0, since the test is strict.
@@ -30,7 +32,8 @@ def dropout(x, p, seed, offsets=None):
 
     Returns (output, keep_mask): a float32 array shaped like `x`, and the bool mask of kept
     elements. `seed` is a 64-bit integer as `rand` takes it; `offsets` (integers shaped like
-    `x`, 32-bit values) default to each element's index in row-major flattened order.
+    `x`, their dtype standing for the kernel's offset type as in `rand`) default to each
+    element's index in row-major flattened order.
     """
     x32 = np.asarray(x, dtype=np.float32)
     p32 = _drop_probability(p)

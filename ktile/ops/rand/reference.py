@@ -1,33 +1,39 @@
 """Reference semantics of `rand`: Triton's Philox-4x32-10 generator, in numpy.
 
-What "correct" means here: bit-exact with Triton. For the same seed and the same 32-bit
-offsets, `randint` returns the same uint32 words as `tl.randint(seed, offsets)` and `rand`
-returns the same float32 bit patterns as `tl.rand(seed, offsets)`; `philox4x32` is the
-Philox-4x32 block function of Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3"
-(SC11), and reproduces Random123's published known-answer vectors. A kernel's `rand` is
-right when it equals this module's output exactly, not approximately.
+What "correct" means here: bit-exact with Triton. For the same seed and the same offsets
+(same values, same integer width), `randint` returns the same uint32 words as
+`tl.randint(seed, offsets)` and `rand` the same float32 bit patterns as
+`tl.rand(seed, offsets)`. `philox4x32` is the Philox-4x32 block function of Salmon et al.,
+"Parallel Random Numbers: As Easy as 1, 2, 3" (SC11), and reproduces Random123's published
+known-answer vectors. A kernel's `rand` is right when it equals this output exactly.
+
+Checked against Triton 3.6.0 on an NVIDIA H200: `tl.randint` and `tl.rand` for 11 seeds
+(runtime and constexpr) over 8195 int32 offsets, and int64 offsets up to +-2**63, all
+bit-exact; tests/tier0/test_rand_reference.py keeps a sample of those draws.
 
 Facts this module is written from (our own code; nothing copied):
 
-- triton-lang/triton `python/triton/language/random.py` (`philox_impl`, `philox`,
-  `randint4x`, `uint_to_uniform_float`, `rand`; the current form, with 32- and 64-bit paths):
+- `python/triton/language/random.py` of triton-lang/triton, as shipped in triton 3.6.0
+  (`philox_impl`, `philox`, `randint4x`, `uint_to_uniform_float`, `rand`):
   * a round maps (c0, c1, c2, c3) under key (k0, k1) to
     (hi(B*c2) ^ c1 ^ k0, lo(B*c2), hi(A*c0) ^ c3 ^ k1, lo(A*c0)) with A = 0xD2511F53 and
     B = 0xCD9E8D57, then adds the Weyl constants 0x9E3779B9 and 0xBB67AE85 to k0 and k1;
     N_ROUNDS_DEFAULT = 10.
-  * the seed is cast to uint64 (a signed seed sign-extends: `semantic.py`'s integer cast)
-    and, for 32-bit offsets, k0 = its low 32 bits, k1 = its high 32 bits.
-  * the counter is (offset, 0, 0, 0), the offset bitcast to uint32, so an int32 offset -1
-    is counter word 0xFFFFFFFF.
-  * 64-bit offsets take another generator: Philox-4x64 with 64-bit constants, the whole seed
-    as k0 and k1 = 0, and a 64-bit float mapping. This module does not model it and
-    refuses offsets that do not fit in 32 bits rather than silently wrap them.
+  * the seed is cast to uint64 (a signed seed sign-extends: the integer cast in
+    `python/triton/language/semantic.py`); k0 = its low 32 bits, k1 = its high 32 bits.
+  * the counter is (lo, hi, 0, 0): lo = the offset's low 32 bits; hi = 0 for offsets of
+    32 bits or fewer, and `offset >> 32` (arithmetic for signed) for 64-bit offsets. So
+    the offset's width matters: int32 -1 is counter (0xFFFFFFFF, 0), int64 -1 is
+    (0xFFFFFFFF, 0xFFFFFFFF). Here the numpy dtype of `offsets` plays that part.
+    (Earlier Triton 3.x sent 64-bit offsets to Philox-4x64 instead; non-negative offsets
+    below 2**32 agree with both.)
   * `randint` is the first of the four output words; `rand` maps it with
     `uint_to_uniform_float`: reinterpret as int32, fold negatives x -> -x - 1 (= ~x), giving
     0 .. 2**31 - 1, convert to float32 and multiply in float32 by 4.6566127342e-10. That
     constant rounds to float32 0x1.fffffep-32 = 2**-31 * (1 - 2**-24), so the largest draw
     is 1 - 2**-24 < 1. (Older Triton used 4.656613e-10, which rounds to 2**-31 exactly and
-    could return 1.0; Triton's `test_rand_limits` pins the current behaviour.)
+    could return 1.0; Triton's `test_rand_limits` in `python/test/unit/language/
+    test_random.py` pins the current behaviour.)
 - Random123's known answers for Philox4x32-10, as quoted by tensorflow/tensorflow
   `tensorflow/compiler/tests/stateful_random_ops_test.py` (`testPhilox4x32`, citing
   Random123's `test_philox.cpp`): the round above with keys bumped between rounds reproduces
@@ -46,12 +52,12 @@ PHILOX_KEY_B = 0xBB67AE85  # Weyl increment of key word 1 (sqrt(3) - 1)
 UNIFORM_SCALE = np.float32(4.6566127342e-10)
 
 _WORD_MASK = 0xFFFFFFFF
+# Words travel as uint64 arrays; numpy scalars of that type keep numpy 1.x from promoting
+# uint64 with a Python int to float64.
+_U64_WORD_MASK = np.uint64(_WORD_MASK)
+_U64_WORD_BITS = np.uint64(32)
 _SEED_LOW, _SEED_END = -(1 << 63), 1 << 64  # int64 or uint64: what a kernel seed can hold
 _WORD_LOW, _WORD_END = -(1 << 31), 1 << 32  # int32 or uint32: both bitcast to one word
-_OFFSETS_64_BIT = (
-    "; Triton draws 64-bit offsets from Philox-4x64, a different stream that this "
-    "reference does not model"
-)
 
 
 def philox4x32(c0, c1, c2, c3, k0, k1, rounds=N_ROUNDS_DEFAULT):
@@ -67,8 +73,8 @@ def philox4x32(c0, c1, c2, c3, k0, k1, rounds=N_ROUNDS_DEFAULT):
     c0, c1, c2, c3, k0, k1 = words
     for _ in range(rounds):
         c0, c1, c2, c3 = _philox_round(c0, c1, c2, c3, k0, k1)
-        k0 = (k0 + PHILOX_KEY_A) & _WORD_MASK
-        k1 = (k1 + PHILOX_KEY_B) & _WORD_MASK
+        k0 = (k0 + np.uint64(PHILOX_KEY_A)) & _U64_WORD_MASK
+        k1 = (k1 + np.uint64(PHILOX_KEY_B)) & _U64_WORD_MASK
     return tuple(np.asarray(word, dtype=np.uint32) for word in (c0, c1, c2, c3))
 
 
@@ -78,10 +84,10 @@ def _philox_round(c0, c1, c2, c3, k0, k1):
     product_a = np.uint64(PHILOX_ROUND_A) * c0
     product_b = np.uint64(PHILOX_ROUND_B) * c2
     return (
-        (product_b >> 32) ^ c1 ^ k0,
-        product_b & _WORD_MASK,
-        (product_a >> 32) ^ c3 ^ k1,
-        product_a & _WORD_MASK,
+        (product_b >> _U64_WORD_BITS) ^ c1 ^ k0,
+        product_b & _U64_WORD_MASK,
+        (product_a >> _U64_WORD_BITS) ^ c3 ^ k1,
+        product_a & _U64_WORD_MASK,
     )
 
 
@@ -104,21 +110,31 @@ def seed_keys(seed):
 
 
 def offset_counters(offsets):
-    """Counter word 0 for each offset: the offset's 32-bit pattern, as a uint32 array.
+    """Counter words (c0, c1) for each offset, as uint32 arrays shaped like `offsets`.
 
-    `offsets` holds int32 or uint32 values in any integer dtype (numpy's default int64 is
-    fine). Values outside [-2**31, 2**32) are refused: in Triton they would be 64-bit
-    offsets, which draw from Philox-4x64, a different stream this module does not model.
+    The dtype of `offsets` stands for the offsets' type in the kernel, as in Triton: up to
+    32 bits, c0 is the offset's 32-bit pattern and c1 is 0; 64-bit offsets give their low
+    word in c0 and their high word (sign-extended for signed dtypes) in c1. numpy's
+    default int64 therefore agrees with int32 offsets wherever the values are non-negative.
     """
-    return _word_bits(offsets, "offsets", _OFFSETS_64_BIT)
+    offsets = _integer_array(offsets, "offsets")
+    # Widening to int64 sign-extends signed offsets and zero-extends unsigned ones, as
+    # Triton's cast to uint32 does; uint64 wraps, keeping its bits.
+    bits = offsets.astype(np.int64).view(np.uint64)
+    low = (bits & _U64_WORD_MASK).astype(np.uint32)
+    if offsets.dtype.itemsize <= 4:
+        return low, np.zeros_like(low)
+    # Triton's `offset >> 32` is arithmetic for signed offsets, but the 32 bits it keeps
+    # are the top half of the pattern either way.
+    return low, (bits >> _U64_WORD_BITS).astype(np.uint32)
 
 
 def randint4x(seed, offsets, rounds=N_ROUNDS_DEFAULT):
     """The four uint32 words of `tl.randint4x(seed, offsets)`, each shaped like `offsets`."""
     k0, k1 = seed_keys(seed)
-    counter = offset_counters(offsets)
-    zero = np.zeros_like(counter)
-    return philox4x32(counter, zero, zero, zero, k0, k1, rounds)
+    c0, c1 = offset_counters(offsets)
+    zero = np.zeros_like(c0)
+    return philox4x32(c0, c1, zero, zero, k0, k1, rounds)
 
 
 def randint(seed, offsets, rounds=N_ROUNDS_DEFAULT):
@@ -131,9 +147,10 @@ def uint_to_uniform_float(words):
 
     `words` are int32 or uint32 values (any integer dtype). A word and its bitwise
     complement map to the same float, so 0 and 0xFFFFFFFF give 0.0, and 0x7FFFFFFF and
-    0x80000000 give the largest value, 1 - 2**-24.
+    0x80000000 give the largest value, 1 - 2**-24. (Triton's map of 64-bit words, with
+    scale 1.0842020432385337e-19, is not modelled: `rand` never feeds it.)
     """
-    signed = _word_bits(words, "words").view(np.int32)
+    signed = _word_bits(words).view(np.int32)
     # -x - 1 == ~x in two's complement; ~ cannot overflow at INT32_MIN where -x would.
     folded = np.where(signed < 0, ~signed, signed)
     return folded.astype(np.float32) * UNIFORM_SCALE
@@ -162,12 +179,12 @@ def _unsigned_words(values, name):
     return array.astype(np.uint64)
 
 
-def _word_bits(values, name, why=""):
+def _word_bits(values):
     """int32 or uint32 values as their uint32 bit patterns."""
-    array = _integer_array(values, name)
+    array = _integer_array(values, "words")
     if array.size and (array.min() < _WORD_LOW or array.max() >= _WORD_END):
         raise ValueError(
-            f"{name} must fit in 32 bits (int32 or uint32 values, -2**31 .. 2**32 - 1), got "
-            f"values in [{array.min()}, {array.max()}]{why}"
+            f"words must fit in 32 bits (int32 or uint32 values, -2**31 .. 2**32 - 1), "
+            f"got values in [{array.min()}, {array.max()}]"
         )
     return (array.astype(np.int64) & _WORD_MASK).astype(np.uint32)

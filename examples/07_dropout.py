@@ -1,0 +1,37 @@
+"""07 dropout: Triton's low-memory dropout tutorial; hk.rand gives the draws of tl.rand, so the
+same elements are kept for the same seed and offsets."""
+import ktile as hk
+
+from common import example_main, max_abs_error, runner, torch_rand
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, 64), hk.cdiv(p.x.rows, 16)))
+def dropout(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, P: hk.Constexpr[float] = 0.5,
+            SEED: hk.Constexpr[int] = 123):
+    r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
+    idx = hk.tile_coord(0, 0, r, c)
+    rows = hk.iota(hk.RT(hk.i32, 16, 64), "row") + r * 16
+    cols = hk.iota(hk.RT(hk.i32, 16, 64), "col") + c * 64
+    offsets = rows * x.cols + cols                 # the flat element index, as in the tutorial
+    keep = hk.rand(SEED, offsets) > P
+    xs = x[idx].load(hk.RT(hk.fp32, 16, 64))
+    o[idx] = hk.where(keep, xs / (1 - P), 0.0)
+
+
+KERNELS = [(dropout, {})]
+CASES = [((1, 1000), 0.5, 123), ((16, 64), 0.25, 7), ((37, 90), 0.75, 2024)]
+
+
+def run_case(case, backend="interpret", target=None):
+    import torch
+    from ktile.ops.dropout.reference import dropout as reference
+    (rows, cols), p, seed = case
+    x = torch_rand((1, 1, rows, cols), torch.float32, 12)
+    o = torch.full_like(x, float("nan"))
+    runner(dropout, backend)(x, o, target=target, P=p, SEED=seed)
+    want, _ = reference(x.numpy().reshape(-1), p, seed)
+    return max_abs_error(o.numpy().reshape(-1), want), 1e-6
+
+
+if __name__ == "__main__":
+    example_main(globals())

@@ -1,0 +1,168 @@
+"""Memory outside registers: windows of a global, shared buffers, and what each warp has in
+flight (group copies global → shared, shared loads shared → registers).
+
+A global is its 4-D numpy carrier (batch, depth, rows, cols); reads outside it give a pad
+value and writes outside it are dropped. The in-flight rules are the run-time half of the
+`waits` pass: a use that a missing wait would let race is an error here.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from xdsl.ir import Operation
+
+from ..errors import KernelError
+from ..ir.query import error_at, loc_of, user_op_name
+from .values import describe_type
+
+# ---- globals -------------------------------------------------------------------------------
+
+
+def _inside(g: np.ndarray, b: int, d: int) -> bool:
+    return 0 <= b < g.shape[0] and 0 <= d < g.shape[1]
+
+
+def _clip(start: int, size: int, extent: int) -> tuple[int, int]:
+    return max(start, 0), min(start + size, extent)
+
+
+def read_window(g: np.ndarray, b: int, d: int, r0: int, c0: int, rows: int, cols: int,
+                pad) -> np.ndarray:
+    """rows × cols of g[b, d] from (r0, c0), a fresh array; elements outside read `pad`."""
+    _, _, n_rows, n_cols = g.shape
+    inside = _inside(g, b, d)
+    if inside and r0 >= 0 and c0 >= 0 and r0 + rows <= n_rows and c0 + cols <= n_cols:
+        return g[b, d, r0:r0 + rows, c0:c0 + cols].copy()
+    out = np.full((rows, cols), pad, g.dtype)
+    lo_r, hi_r = _clip(r0, rows, n_rows)
+    lo_c, hi_c = _clip(c0, cols, n_cols)
+    if inside and lo_r < hi_r and lo_c < hi_c:
+        out[lo_r - r0:hi_r - r0, lo_c - c0:hi_c - c0] = g[b, d, lo_r:hi_r, lo_c:hi_c]
+    return out
+
+
+def write_window(g: np.ndarray, b: int, d: int, r0: int, c0: int, values: np.ndarray) -> None:
+    """values (2-D) into g[b, d] at (r0, c0); elements outside the global are dropped."""
+    if not _inside(g, b, d):
+        return
+    rows, cols = values.shape
+    lo_r, hi_r = _clip(r0, rows, g.shape[2])
+    lo_c, hi_c = _clip(c0, cols, g.shape[3])
+    if lo_r < hi_r and lo_c < hi_c:
+        g[b, d, lo_r:hi_r, lo_c:hi_c] = values[lo_r - r0:hi_r - r0, lo_c - c0:hi_c - c0]
+
+
+def gather_rows(g: np.ndarray, b: int, d: int, rows: np.ndarray, c0: int,
+                cols: int) -> np.ndarray:
+    """Row i is row rows[i] of g[b, d] from column c0; bad indices and columns read zeros."""
+    out = np.zeros((len(rows), cols), g.dtype)
+    if not _inside(g, b, d):
+        return out
+    valid = (rows >= 0) & (rows < g.shape[2])
+    lo_c, hi_c = _clip(c0, cols, g.shape[3])
+    if lo_c < hi_c and valid.any():
+        out[valid, lo_c - c0:hi_c - c0] = g[b, d, rows[valid], lo_c:hi_c]
+    return out
+
+
+def scatter_rows(g: np.ndarray, b: int, d: int, rows: np.ndarray, c0: int,
+                 values: np.ndarray) -> None:
+    """Row i of values to row rows[i] of g[b, d]; bad indices and columns are dropped."""
+    if not _inside(g, b, d):
+        return
+    valid = (rows >= 0) & (rows < g.shape[2])
+    lo_c, hi_c = _clip(c0, values.shape[1], g.shape[3])
+    if lo_c < hi_c and valid.any():
+        g[b, d, rows[valid], lo_c:hi_c] = values[valid, lo_c - c0:hi_c - c0]
+
+
+# ---- shared memory -------------------------------------------------------------------------
+
+class SharedBuffer:
+    """One block's shared tile (a vector is one row). Floats start as NaN so that a read of
+    memory nothing wrote shows up in the result; integers start at zero."""
+    __slots__ = ("data", "inflight")
+
+    def __init__(self, rows: int, cols: int, carrier: type):
+        fill = np.nan if carrier == np.float32 else 0
+        self.data = np.full((rows, cols), fill, carrier)
+        self.inflight = 0  # group copies into it, issued by any warp, not yet landed
+
+
+def warp_rows(warp: int, warps: int, rows: int) -> tuple[int, int]:
+    """The rows of a group copy that warp `warp` moves: an equal slice each when the rows
+    divide evenly among the warps, else all of them by warp 0."""
+    if rows % warps == 0:
+        share = rows // warps
+        return warp * share, (warp + 1) * share
+    return (0, rows) if warp == 0 else (0, 0)
+
+
+# ---- what a warp has in flight -------------------------------------------------------------
+
+class AsyncState:
+    """One warp's outstanding group copies and shared loads, oldest first.
+
+    `pending` maps a register slot to (issue number, op) of the latest shared load into it
+    that has not completed: reading that slot is the error a missing wait causes."""
+    __slots__ = ("copies", "loads", "pending", "_issued")
+
+    def __init__(self):
+        self.copies: deque = deque()
+        self.loads: deque = deque()
+        self.pending: dict[int, tuple[int, Operation]] = {}
+        self._issued = 0
+
+    def issue_copy(self, op: Operation, buf: SharedBuffer, lo: int, hi: int,
+                   data: np.ndarray) -> None:
+        buf.inflight += 1
+        self.copies.append((op, buf, lo, hi, data))
+
+    def issue_load(self, op: Operation, slot: int) -> None:
+        self._issued += 1
+        self.loads.append((slot, self._issued))
+        self.pending[slot] = (self._issued, op)
+
+    def wait(self, vm: int, lds: int) -> None:
+        """Complete all but the `vm` newest copies and the `lds` newest shared loads."""
+        while len(self.copies) > vm:
+            _, buf, lo, hi, data = self.copies.popleft()
+            buf.data[lo:hi] = data
+            buf.inflight -= 1
+        while len(self.loads) > lds:
+            slot, issued = self.loads.popleft()
+            if self.pending.get(slot, (None,))[0] == issued:
+                del self.pending[slot]
+
+    def check_drained(self, warp: int) -> None:
+        if self.copies:
+            raise error_at(self.copies[0][0], f"this group load (warp {warp}) is still in "
+                           "flight when the block ends: no wait_for completes it",
+                           what="group load", hint="hk.wait_for(the shared tile) after the load")
+        if self.pending:
+            _, op = min(self.pending.values(), key=lambda entry: entry[0])
+            raise error_at(op, f"this shared load (warp {warp}) is still in flight when the "
+                           "block ends: no wait_for completes it", what="shared load",
+                           hint="hk.wait_for(the loaded tile) before it is used")
+
+
+def line_of(op: Operation) -> str:
+    loc = loc_of(op)
+    return str(loc.line) if loc else "?"
+
+
+def read_before_wait(user: Operation, load: Operation) -> KernelError:
+    """A register value read while the shared load that fills it is still in flight."""
+    what = user_op_name(user) if user.name.startswith("kt.") else None
+    return error_at(user, f"read of {describe_type(load.results[0].type)} loaded at line "
+                    f"{line_of(load)} before its wait", what=what,
+                    hint="add hk.wait_for(tile) between the shared load and this use; the "
+                         "load is asynchronous and its registers are not filled until then")
+
+
+def copy_in_flight(op: Operation) -> KernelError:
+    return error_at(op, "shared tile read while a copy into it is still in flight",
+                    what="shared load",
+                    hint="after the group load, hk.wait_for(the shared tile) and then "
+                         "hk.barrier(), so every warp's part has landed before any warp reads")

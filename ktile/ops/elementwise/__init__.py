@@ -1,0 +1,1 @@
+"""Elementwise kernels' references."""

@@ -1,0 +1,182 @@
+"""verify: the kernel fits its target before anything is derived from it.
+
+Invariant established: the block (warps × wave size) fits the target's threads per block;
+every element type of a global, tile or vector is one the target holds (fp8 only where it has
+an fp8 MMA); and every workgroup-wide op (barrier, group load, group reduce, shared
+allocation) is reached by every warp, i.e. no branch or loop around it depends on the warp id.
+"""
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from .. import targets
+from ..errors import KernelError
+from ..ir import ops as kt
+from ..ir.query import error_at, kernel_func, loc_of, warps
+from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
+from ..targets.base import Target
+from .common import line_of, op_words, target_of
+
+WORKGROUP_OPS = (kt.BarrierOp, kt.CopyAsyncOp, kt.BlockReduceOp, kt.AllocOp)
+DTYPED = (GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType)
+
+# Why each workgroup-wide op must be reached by every warp, in the author's words.
+WHY_EVERY_WARP = {
+    "kt.barrier": "warps that do not reach it never arrive, and the block hangs",
+    "kt.copy_async": "every warp of the block copies its part of the tile",
+    "kt.block_reduce": "it combines a value from every warp of the block",
+    "kt.alloc": "shared memory is allocated once for the whole block",
+}
+
+
+class Verify(ModulePass):
+    name = "verify"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op)
+        fn = kernel_func(op)
+        check_block_size(fn, warps(op), target)
+        check_dtypes(fn, target)
+        check_uniform_control(fn)
+
+
+# ---- threads per block ---------------------------------------------------------------------
+
+def check_block_size(fn: FuncOp, n_warps: int, target: Target) -> None:
+    threads = n_warps * target.wave_size
+    if threads <= target.max_threads_per_block:
+        return
+    raise KernelError(
+        f"{n_warps} warps of {target.wave_size} lanes are {threads} threads, over {target.name}'s "
+        f"limit of {target.max_threads_per_block} threads per block",
+        loc=loc_of(fn), kernel=fn.sym_name.data, op="kernel",
+        hint=f"use at most {target.max_warps} warps (@hk.kernel(..., warps={target.max_warps}))")
+
+
+# ---- element types -------------------------------------------------------------------------
+
+def check_dtypes(fn: FuncOp, target: Target) -> None:
+    for index, ty in enumerate(fn.function_type.inputs.data):
+        _check_dtype(ty, fn, target, f"tensor parameter {index + 1}")
+    for op in fn.walk():
+        for result in op.results:
+            _check_dtype(result.type, op, target, op_words(op))
+
+
+def _check_dtype(ty: Attribute, op: Operation, target: Target, what: str) -> None:
+    if not isinstance(ty, DTYPED):
+        return
+    name = ty.dtype.name
+    if dtype_supported(name, target):
+        return
+    why = (f"{target.name} has no fp8 matrix instruction" if name == "fp8" and
+           target.supports_dtype(name) else f"{target.name} cannot hold {name} values")
+    others = ", ".join(t.name for t in targets.all_targets() if dtype_supported(name, t))
+    usable = ", ".join(d for d in target.dtypes if dtype_supported(d, target))
+    hint = f"use one of {usable} on {target.name}"
+    if others:
+        hint += f", or trace for a target that has {name} ({others})"
+    raise error_at(op, f"{name} is not supported on {target.name}: {why}", hint=hint, what=what)
+
+
+def dtype_supported(name: str, target: Target) -> bool:
+    if not target.supports_dtype(name):
+        return False
+    return name != "fp8" or target.has_fp8_mma
+
+
+# ---- workgroup-wide ops under warp-dependent control flow -----------------------------------
+
+def check_uniform_control(fn: FuncOp) -> None:
+    varying = warp_varying_values(fn)
+    _check_block(fn.body.block, None, varying)
+
+
+def _check_block(block: Block, divergent: Operation | None, varying: set[SSAValue]) -> None:
+    for op in block.ops:
+        if divergent is not None and isinstance(op, WORKGROUP_OPS):
+            raise _divergence_error(op, divergent)
+        inner = divergent or (op if is_divergent(op, varying) else None)
+        for region in op.regions:
+            for child in region.blocks:
+                _check_block(child, inner, varying)
+
+
+def is_divergent(op: Operation, varying: set[SSAValue]) -> bool:
+    """Whether warps may disagree on entering `op`'s regions (or on how often)."""
+    if isinstance(op, scf.IfOp):
+        return op.cond in varying
+    if isinstance(op, scf.ForOp):
+        return any(v in varying for v in (op.lb, op.ub, op.step))
+    if isinstance(op, scf.WhileOp):
+        return op.before_region.block.last_op.condition in varying
+    return False
+
+
+def _divergence_error(op: Operation, divergent: Operation) -> KernelError:
+    construct = {"scf.if": f"a branch (the `if` at {line_of(divergent)}) whose condition",
+                 "scf.for": f"a loop (the `for` at {line_of(divergent)}) whose bounds",
+                 "scf.while": f"a loop (the `while` at {line_of(divergent)}) whose condition"}
+    return error_at(
+        op, f"{op_words(op)} inside {construct[divergent.name]} depends on the warp id: "
+            f"{WHY_EVERY_WARP[op.name]}",
+        hint="move it out of the branch or loop, or make the condition the same for every "
+             "warp (not computed from hk.arch.warp_id)", what=op_words(op))
+
+
+def warp_varying_values(fn: FuncOp) -> set[SSAValue]:
+    """Values that may differ between the warps of a block: everything computed from
+    kt.warp_id, through ops, loop-carried values and the results of warp-dependent control
+    flow. A group reduce gives every warp the same value, so it stops the dependence."""
+    varying: set[SSAValue] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in fn.walk():
+            for value in _newly_varying(op, varying):
+                if value not in varying:
+                    varying.add(value)
+                    changed = True
+    return varying
+
+
+def _newly_varying(op: Operation, varying: set[SSAValue]) -> list[SSAValue]:
+    if isinstance(op, kt.WarpIdOp):
+        return list(op.results)
+    if isinstance(op, kt.BlockReduceOp):
+        return []
+    if isinstance(op, (scf.ForOp, scf.IfOp, scf.WhileOp)):
+        out = [v for sources, targets in carried_flows(op) if any(s in varying for s in sources)
+               for v in targets]
+        if is_divergent(op, varying):
+            out += list(op.results)
+        return out
+    if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
+        return []
+    if any(operand in varying for operand in op.operands):
+        return list(op.results)
+    return []
+
+
+def carried_flows(op: Operation):
+    """(sources, targets) of each value a structured op carries: each target takes its value
+    from one of the sources."""
+    if isinstance(op, scf.ForOp):
+        yielded = op.body.block.last_op
+        for k, init in enumerate(op.iter_args):
+            yield [init, yielded.operands[k]], [op.body.block.args[k + 1], op.results[k]]
+    elif isinstance(op, scf.IfOp):
+        yields = [r.block.last_op for r in (op.true_region, op.false_region) if r.blocks]
+        for k, result in enumerate(op.results):
+            yield [y.operands[k] for y in yields], [result]
+    elif isinstance(op, scf.WhileOp):
+        before, after = op.before_region.block, op.after_region.block
+        for k, init in enumerate(op.arguments):
+            yield [init, after.last_op.operands[k]], [before.args[k]]
+        for k, result in enumerate(op.results):
+            yield [before.last_op.args[k]], [after.args[k], result]

@@ -1,0 +1,2 @@
+"""Running kernels: argument checks, the choice of backend, and (with the backends) toolchain
+drivers, the build cache, resource gates and loaders."""

@@ -1,0 +1,121 @@
+"""Checking a kernel call's tensors before anything runs, and moving them to and from the
+interpreter's numpy carriers.
+
+Every refusal names the parameter, says what is wrong and how to fix it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..dtypes import DType
+from ..errors import InputError
+
+_NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "int32": "i32", "int8": "i8"}
+
+
+@dataclass
+class Argument:
+    """One tensor argument: what the user passed and what the kernel sees."""
+    name: str
+    value: Any
+    dtype: DType
+    shape: tuple[int, int, int, int]
+    is_torch: bool
+
+    @property
+    def device(self) -> str:
+        return str(self.value.device) if self.is_torch else "cpu"
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "dtype") and \
+        hasattr(value, "device")
+
+
+def _is_numpy(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+def check_arguments(kernel, args: tuple) -> list[Argument]:
+    params = kernel.params
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise InputError(f"takes {len(params)} tensors ({names}), got {len(args)}",
+                         kernel=kernel.name, hint=f"call {kernel.name}({names}); constants go "
+                                                  f"by keyword")
+    return [_check_one(kernel, p, value) for p, value in zip(params, args)]
+
+
+def _check_one(kernel, param, value) -> Argument:
+    want = param.spec.dtype
+    if _is_torch(value):
+        got = str(value.dtype).removeprefix("torch.")
+        is_torch = True
+    elif _is_numpy(value):
+        got = _NUMPY_DTYPES.get(str(value.dtype), str(value.dtype))
+        if want.name == "bf16" and got != "bf16":
+            raise InputError(f"parameter '{param.name}' is bf16, which numpy has no dtype for",
+                             kernel=kernel.name, hint="pass a torch.bfloat16 tensor")
+        is_torch = False
+    else:
+        raise InputError(f"parameter '{param.name}' must be a tensor (torch.Tensor or numpy "
+                         f"array), got {type(value).__name__}", kernel=kernel.name)
+    matches = got == want.torch_name if is_torch else got == want.name
+    if not matches:
+        raise InputError(f"parameter '{param.name}' must hold {want!r} elements, got {got}",
+                         kernel=kernel.name,
+                         hint=f"convert it: x.to(torch.{want.torch_name})" if is_torch else
+                         f"convert it to {want.name}")
+    shape = tuple(int(s) for s in value.shape)
+    if len(shape) != 4:
+        raise InputError(f"parameter '{param.name}' must be 4-D (batch, depth, rows, cols), got "
+                         f"shape {shape}", kernel=kernel.name,
+                         hint="view it as 4-D, e.g. x.reshape(1, 1, rows, cols) or x[None, None]")
+    if any(s == 0 for s in shape):
+        raise InputError(f"parameter '{param.name}' is empty (shape {shape})", kernel=kernel.name,
+                         hint="skip the call for empty tensors")
+    return Argument(param.name, value, want, shape, is_torch)  # type: ignore[arg-type]
+
+
+def check_coindexed(kernel, trace, arguments: list[Argument]) -> None:
+    """Tensors the kernel reads and writes at the same tile coordinates must agree in shape."""
+    for group in trace.coindexed:
+        first = arguments[group[0]]
+        for k in group[1:]:
+            other = arguments[k]
+            if other.shape != first.shape:
+                raise InputError(
+                    f"parameters '{first.name}' {first.shape} and '{other.name}' {other.shape} "
+                    f"are used at the same tile coordinates but differ in shape",
+                    kernel=kernel.name, hint="pass tensors of the same shape")
+
+
+def check_same_device(kernel, arguments: list[Argument]) -> str:
+    devices = {a.device for a in arguments}
+    if len(devices) > 1:
+        listed = ", ".join(f"'{a.name}' on {a.device}" for a in arguments)
+        raise InputError(f"tensors are on different devices: {listed}", kernel=kernel.name,
+                         hint="move them to one device first")
+    return devices.pop()
+
+
+def to_carrier(arg: Argument):
+    """The value as the interpreter holds it: float32 for float types, int32/int8 for ints."""
+    import numpy as np
+    if arg.is_torch:
+        import torch
+        t = arg.value.detach().to("cpu")
+        t = t.to(torch.float32) if arg.dtype.is_float else t
+        return np.ascontiguousarray(t.numpy()).copy()
+    value = arg.value
+    return np.ascontiguousarray(value.astype(np.float32) if arg.dtype.is_float else value).copy()
+
+
+def from_carrier(arg: Argument, carrier) -> None:
+    """Write the interpreter's result back into the user's tensor, in place."""
+    if arg.is_torch:
+        import torch
+        arg.value.copy_(torch.from_numpy(carrier).to(arg.value.dtype))
+        return
+    arg.value[...] = carrier.astype(arg.value.dtype)
