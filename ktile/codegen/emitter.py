@@ -22,8 +22,9 @@ Lowering = Callable[["Emitter", Operation], None]
 
 class Emitter:
     def __init__(self, target: Target, names: Mapping[SSAValue, str],
-                 lowerings: Mapping[type[Operation], Lowering]) -> None:
+                 lowerings: Mapping[type[Operation], Lowering], warps: int) -> None:
         self.target = target
+        self.warps = warps          # of the kernel: block reductions size their scratch by it
         self.out = CppWriter()
         self._names = names
         self._lowerings = lowerings

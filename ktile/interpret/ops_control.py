@@ -60,10 +60,7 @@ def _if(op: scf.IfOp, c):
 
     def h_meeting(r, w):
         taken = then if r[cond] else other
-        if taken.is_gen:
-            yield from taken.run(r, w)
-        else:
-            taken.run(r, w)
+        yield from _run_maybe_meeting(taken, r, w)
         _move(r, results, taken.results)
     return h_meeting if then.is_gen or other.is_gen else h
 

@@ -1,0 +1,95 @@
+"""Lowerings of compute ops: MMA, elementwise maps, reductions, constructors, masks, draws.
+
+Every one is a destination-first call writing a fresh declared value, `T vN; kt::fn(vN, ...);`,
+whether vN is a tile, a vector or a scalar (the headers overload each function on all three).
+"""
+from __future__ import annotations
+
+from ..ir import ops as kt
+from .cpp_types import float_literal
+from .emitter import Emitter, missing_lowering
+
+# IR function name → header function name; C++ keywords (`not`, `and`, `or`) are renamed
+UNARY_FUNCTIONS = {fn: f"kt::{fn}" for fn in kt.UNARY_FNS} | {"not": "kt::logical_not"}
+BINARY_FUNCTIONS = {fn: f"kt::{fn}" for fn in kt.BINARY_FNS} | {
+    "and": "kt::bitwise_and", "or": "kt::bitwise_or"}
+# reduce axis → function prefix: "row" gives one value per row, "all" a scalar of a vector
+REDUCE_PREFIXES = {"row": "kt::row_", "col": "kt::col_", "all": "kt::vec_"}
+
+
+def _call(e: Emitter, op, function: str, *operands) -> None:
+    args = e.names([op.result, *operands])
+    e.define_by_call(op, op.result, f"{function}({args})")
+
+
+def _named(e: Emitter, op, table: dict[str, str], key: str) -> str:
+    function = table.get(key)
+    if function is None:
+        raise missing_lowering(op, e.target, f"function {key!r}")
+    return function
+
+
+def lower_mma(e: Emitter, op: kt.MmaOp) -> None:
+    _call(e, op, f"kt::mma_{op.prop_str('variant')}", op.a, op.b, op.acc)
+
+
+def lower_unary(e: Emitter, op: kt.UnaryOp) -> None:
+    _call(e, op, _named(e, op, UNARY_FUNCTIONS, op.prop_str("fn")), op.x)
+
+
+def lower_binary(e: Emitter, op: kt.BinaryOp) -> None:
+    _call(e, op, _named(e, op, BINARY_FUNCTIONS, op.prop_str("fn")), op.x, op.y)
+
+
+def lower_select(e: Emitter, op: kt.SelectOp) -> None:
+    _call(e, op, "kt::select", op.cond, op.x, op.y)
+
+
+def lower_cast(e: Emitter, op: kt.CastOp) -> None:
+    _call(e, op, "kt::cast", op.x)
+
+
+def lower_reduce(e: Emitter, op: kt.ReduceOp) -> None:
+    prefix = _named(e, op, REDUCE_PREFIXES, op.prop_str("axis"))
+    _call(e, op, prefix + op.prop_str("kind"), op.x)
+
+
+def lower_block_reduce(e: Emitter, op: kt.BlockReduceOp) -> None:
+    """The warp count is a template argument: the header sizes its cross-warp scratch and
+    unrolls the fixed-order combine with it."""
+    _call(e, op, f"kt::block_reduce_{op.prop_str('kind')}<{e.warps}>", op.x)
+
+
+def lower_fill(e: Emitter, op: kt.FillOp) -> None:
+    value = float_literal(op.prop_float("value"))
+    e.define_by_call(op, op.result, f"kt::fill({e.name(op.result)}, {value})")
+
+
+def lower_iota(e: Emitter, op: kt.IotaOp) -> None:
+    axis = op.prop_str("axis")
+    e.define_by_call(op, op.result, f"kt::iota<kt::{axis}_axis>({e.name(op.result)})")
+
+
+def lower_causal_mask(e: Emitter, op: kt.CausalMaskOp) -> None:
+    args = e.names([op.result, op.x, op.row0, op.col0])
+    fill = float_literal(op.prop_float("fill"))
+    e.define_by_call(op, op.result, f"kt::causal_mask({args}, {fill})")
+
+
+def lower_rand(e: Emitter, op: kt.RandOp) -> None:
+    _call(e, op, "kt::rand", op.seed, op.offsets)
+
+
+COMPUTE_LOWERINGS = {
+    kt.MmaOp: lower_mma,
+    kt.UnaryOp: lower_unary,
+    kt.BinaryOp: lower_binary,
+    kt.SelectOp: lower_select,
+    kt.CastOp: lower_cast,
+    kt.ReduceOp: lower_reduce,
+    kt.BlockReduceOp: lower_block_reduce,
+    kt.FillOp: lower_fill,
+    kt.IotaOp: lower_iota,
+    kt.CausalMaskOp: lower_causal_mask,
+    kt.RandOp: lower_rand,
+}
