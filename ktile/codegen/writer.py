@@ -57,10 +57,17 @@ class CppWriter:
         self.depth -= 1
         self.statement(text, op, locate=False)
 
+    def reopen(self, text: str, op: Operation) -> None:
+        """`} else {`: closes one block and opens the next at the same depth."""
+        self.close(op, text)
+        self.depth += 1
+
     def _locate(self, loc: SourceLoc | None) -> None:
         if loc is None or self._next == (loc.file, loc.line):
             return
-        self.lines.append(CppLine(f"#line {loc.line} {_quoted(loc.file)}"))
+        same_file = self._next is not None and self._next[0] == loc.file
+        file_part = "" if same_file else f" {_quoted(loc.file)}"  # `#line N` keeps the file
+        self.lines.append(CppLine(f"#line {loc.line}{file_part}"))
         self._next = (loc.file, loc.line)
 
     def _append(self, line: CppLine) -> None:

@@ -1,5 +1,52 @@
-"""The pass pipeline (placeholder until the passes land)."""
+"""The pass pipeline: one straight list, each pass one file named after it.
+
+`ktile-opt -p verify,fragments,lds-alloc,waits,budgets` runs the same passes by name. Each pass
+reads its target from the module attribute `kt.target`; a user error is a `KernelError` that
+points at the kernel's line; warnings come back from `run_pipeline` as strings.
+"""
+from __future__ import annotations
+
+import warnings
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from ..errors import KernelWarning
+from ..targets.base import Target
+from .budgets import Budgets
+from .fragments import Fragments
+from .lds_alloc import LdsAlloc
+from .verify import Verify
+from .waits import Waits
+
+PIPELINE: list[type[ModulePass]] = [
+    Verify,      # first: the others assume a block that fits, known dtypes, uniform barriers
+    Fragments,   # after verify: looks up MMA shapes per dtype, so the dtype must be supported
+    LdsAlloc,    # needs nothing derived; before budgets, which reads its kt.lds_bytes
+    Waits,       # after fragments: its messages show the final types; needs no offsets
+    Budgets,     # last: operand fragments (from fragments) set register cost, lds-alloc the bytes
+]
+
+PASSES: dict[str, type[ModulePass]] = {p.name: p for p in PIPELINE}
 
 
-def run_pipeline(module, target):
-    return []
+def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
+    """Checks and annotates a traced module in place; returns the warnings for the author."""
+    from ..ir.dialect import shared_context
+
+    if "kt.target" not in module.attributes:
+        module.attributes["kt.target"] = StringAttr(target.name)
+    ctx = shared_context()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", KernelWarning)
+        for pass_class in PIPELINE:
+            pass_class().apply(ctx, module)
+            module.verify()
+    for w in caught:
+        if not issubclass(w.category, KernelWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return [str(w.message) for w in caught if issubclass(w.category, KernelWarning)]
+
+
+__all__ = ["PIPELINE", "PASSES", "run_pipeline", "Budgets", "Fragments", "LdsAlloc", "Verify",
+           "Waits"]

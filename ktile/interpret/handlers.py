@@ -1,0 +1,12 @@
+"""The one table from op class to handler factory, gathered from the op-family modules."""
+from __future__ import annotations
+
+from . import ops_control, ops_elementwise, ops_memory, ops_scalar, ops_tile
+
+HANDLERS = {
+    **ops_scalar.HANDLERS,
+    **ops_control.HANDLERS,
+    **ops_memory.HANDLERS,
+    **ops_elementwise.HANDLERS,
+    **ops_tile.HANDLERS,
+}

@@ -1,0 +1,304 @@
+"""waits: every asynchronous result is waited for before it is used, with derived counts.
+
+Invariant established: each kt.wait_for carries `vm` (global→shared kt.copy_async) and `lds`
+(shared→register kt.lds_load) counts where it has something of that kind to drain — at most
+that many of the kind, issued after the newest one it names, stay in flight — clamped to
+what the target's counter encodes; a kind with nothing to drain, or no counter on the target
+(NVIDIA shared loads are scoreboarded), gets no property. Every path through the kernel
+(loops to a fixpoint, so a copy issued at the end of iteration i may be waited at the start of
+i+1) has: no op using a shared load's registers before a wait names them (trap 1); no shared
+load from, or store into, a shared tile a copy is still filling (trap 4 when a barrier came
+between: a barrier does not wait for the copy); no copy into a shared tile that a copy is
+still filling or a shared load still reading; and no copy still in flight when the kernel ends.
+
+The analysis keeps, per path, the queue of asynchronous ops in flight in issue order. A tile
+is named by SSA values; names follow the tile through loop-carried values and branch results.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ..errors import KernelError
+from ..ir import ops as kt
+from ..ir.query import error_at, kernel_func
+from ..targets.base import Target
+from .common import defined_inside, describe_type, line_of, op_words, target_of
+
+COUNTERS = ("vm", "lds")   # vm: global→shared copies; lds: shared→register loads
+MAX_ROUNDS = 64            # loop fixpoint rounds before the loads are declared piling up
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """One asynchronous op not yet known complete."""
+    counter: str                             # "vm" or "lds"
+    op: Operation                            # the kt.copy_async or kt.lds_load
+    names: frozenset[SSAValue]               # values naming the tile it writes
+    reads: frozenset[SSAValue] = frozenset()  # lds: values naming the shared tile it reads
+    barrier: Operation | None = None         # vm: the first barrier it was in flight at
+
+
+Queue = tuple[InFlight, ...]
+Paths = frozenset[Queue]
+
+
+class Waits(ModulePass):
+    name = "waits"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op)
+        fn = kernel_func(op)
+        analysis = InFlightAnalysis(target)
+        analysis.block(fn.body.block, frozenset([()]))
+        for wait in fn.walk():
+            if isinstance(wait, kt.WaitForOp):
+                set_counts(wait, analysis.counts, target)
+
+
+def set_counts(wait: kt.WaitForOp, counts: dict[tuple[Operation, str], int],
+               target: Target) -> None:
+    for name in COUNTERS:
+        counter = target.wait_counter(name)
+        count = counts.get((wait, name))
+        if counter is None or count is None:
+            wait.properties.pop(name, None)
+        else:
+            wait.properties[name] = IntegerAttr(min(count, counter.max_count), i64)
+
+
+class InFlightAnalysis:
+    """Walks the kernel in program order over a set of paths (one queue each), raising the
+    first unsafe use and recording, per wait and counter, the smallest count over paths."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.counts: dict[tuple[Operation, str], int] = {}
+
+    def block(self, block: Block, paths: Paths) -> Paths:
+        for op in block.ops:
+            paths = self.op(op, paths)
+        return paths
+
+    def op(self, op: Operation, paths: Paths) -> Paths:
+        if isinstance(op, scf.ForOp):
+            return self.for_loop(op, paths)
+        if isinstance(op, scf.IfOp):
+            return self.branch(op, paths)
+        if isinstance(op, scf.WhileOp):
+            return self.while_loop(op, paths)
+        if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
+            return paths  # their values are renamed by the enclosing op
+        return frozenset(self.step(op, queue) for queue in paths)
+
+    # ---- one op on one path --------------------------------------------------------------
+
+    def step(self, op: Operation, queue: Queue) -> Queue:
+        if isinstance(op, kt.CopyAsyncOp):
+            check_copy_target(op, queue)
+            return queue + (InFlight("vm", op, frozenset([op.dst])),)
+        if isinstance(op, kt.LdsLoadOp):
+            check_not_filling(op, op.src, queue, self.target)
+            return queue + (InFlight("lds", op, frozenset([op.result]), frozenset([op.src])),)
+        if isinstance(op, kt.WaitForOp):
+            return self.wait(op, queue)
+        if isinstance(op, kt.BarrierOp):
+            return tuple(replace(e, barrier=op) if e.counter == "vm" and e.barrier is None
+                         else e for e in queue)
+        if isinstance(op, kt.LdsStoreOp):
+            check_not_filling(op, op.dst, queue, self.target)
+        if isinstance(op, func.ReturnOp):
+            check_nothing_in_flight(queue)
+        check_uses_waited(op, queue)
+        return queue
+
+    def wait(self, op: kt.WaitForOp, queue: Queue) -> Queue:
+        named = set(op.tiles)
+        for counter in COUNTERS:
+            mine = [i for i, e in enumerate(queue) if e.counter == counter]
+            hits = [i for i in mine if queue[i].names & named]
+            if not hits:
+                continue
+            newest = hits[-1]
+            count = sum(1 for i in mine if i > newest)
+            key = (op, counter)
+            self.counts[key] = min(self.counts.get(key, count), count)
+            queue = tuple(e for i, e in enumerate(queue) if not (e.counter == counter
+                                                                  and i <= newest))
+        return queue
+
+    # ---- structured control flow ---------------------------------------------------------
+
+    def for_loop(self, op: scf.ForOp, paths: Paths) -> Paths:
+        body = op.body.block
+        args, yielded = body.args[1:], body.last_op.operands
+        head = rename(paths, zip(op.iter_args, args), keep_all)
+        outs = self.fixpoint(op, head, lambda p: self.block(body, p),
+                             lambda out: rename(out, zip(yielded, args), outside(op)))
+        exits = rename(outs, zip(yielded, op.results), outside(op))
+        if may_skip(op):
+            exits |= rename(paths, zip(op.iter_args, op.results), keep_all)
+        return exits
+
+    def while_loop(self, op: scf.WhileOp, paths: Paths) -> Paths:
+        before, after = op.before_region.block, op.after_region.block
+        condition, yielded = before.last_op, after.last_op
+        head = rename(paths, zip(op.arguments, before.args), keep_all)
+        exits: set[Queue] = set()
+
+        def iteration(p: Paths) -> Paths:
+            checked = self.block(before, p)
+            exits.update(rename(checked, zip(condition.args, op.results), outside(op)))
+            return self.block(after, rename(checked, zip(condition.args, after.args),
+                                            outside(op)))
+
+        self.fixpoint(op, head, iteration,
+                      lambda out: rename(out, zip(yielded.operands, before.args), outside(op)))
+        return frozenset(exits)
+
+    def branch(self, op: scf.IfOp, paths: Paths) -> Paths:
+        exits: set[Queue] = set()
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                exits |= paths
+                continue
+            out = self.block(region.block, paths)
+            exits |= rename(out, zip(region.block.last_op.operands, op.results), outside(op))
+        return frozenset(exits)
+
+    def fixpoint(self, op: Operation, head: Paths, iteration: Callable[[Paths], Paths],
+                 back_edge: Callable[[Paths], Paths]) -> Paths:
+        """Runs `iteration` on every path that reaches the loop head, until no new one does;
+        returns the paths at the end of an iteration."""
+        seen: set[Queue] = set()
+        outs: set[Queue] = set()
+        frontier = head
+        for _ in range(MAX_ROUNDS):
+            new = frontier - seen
+            if not new:
+                break
+            seen |= new
+            out = iteration(frozenset(new))
+            outs |= out
+            frontier = back_edge(out)
+        else:
+            raise piling_up(op)
+        return frozenset(outs)
+
+
+# ---- renaming tiles across control flow ----------------------------------------------------
+
+def keep_all(value: SSAValue) -> bool:
+    return True
+
+
+def outside(op: Operation) -> Callable[[SSAValue], bool]:
+    """Names still visible after leaving `op`'s regions."""
+    return lambda value: not defined_inside(value, op)
+
+
+def rename(paths: Iterable[Queue], pairs: Iterable[tuple[SSAValue, SSAValue]],
+           keep: Callable[[SSAValue], bool]) -> Paths:
+    """The paths as seen through a control-flow edge that passes `src` on as `dst`."""
+    pairs = list(pairs)
+
+    def names(old: frozenset[SSAValue]) -> frozenset[SSAValue]:
+        passed = {dst for src, dst in pairs if src in old}
+        return frozenset(passed | {v for v in old if keep(v)})
+
+    return frozenset(tuple(replace(e, names=names(e.names), reads=names(e.reads)) for e in q)
+                     for q in paths)
+
+
+def may_skip(op: scf.ForOp) -> bool:
+    """Whether the loop may run zero times (bounds not constant, or an empty range)."""
+    lb, ub = (constant_int(v) for v in (op.lb, op.ub))
+    return lb is None or ub is None or ub <= lb
+
+
+def constant_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+# ---- checks --------------------------------------------------------------------------------
+
+def check_uses_waited(op: Operation, queue: Queue) -> None:
+    for operand in op.operands:
+        for e in queue:
+            if e.counter == "lds" and operand in e.names:
+                raise error_at(
+                    op, f"{op_words(op)} uses the {describe_type(operand.type)} loaded at "
+                        f"{line_of(e.op)} before its wait",
+                    hint="call hk.wait_for(tile) between the shared load and this use: a wait "
+                         "carries no register dependence, so nothing else orders them",
+                    what=op_words(op))
+
+
+def check_not_filling(op: Operation, shared: SSAValue, queue: Queue, target: Target) -> None:
+    """A shared load from, or store into, a shared tile whose copy is still in flight."""
+    for e in queue:
+        if e.counter != "vm" or shared not in e.names:
+            continue
+        if e.barrier is not None and isinstance(op, kt.LdsLoadOp):
+            raise barrier_error(op, e, target)
+        verb = "reads" if isinstance(op, kt.LdsLoadOp) else "writes"
+        raise error_at(
+            op, f"{op_words(op)} {verb} the shared tile that the group load at {line_of(e.op)} "
+                f"is still filling",
+            hint="call hk.wait_for(tile) first (then hk.barrier() if other warps read what "
+                 "this one copied)", what=op_words(op))
+
+
+def barrier_error(op: Operation, e: InFlight, target: Target) -> KernelError:
+    """Trap 4: the copy is in flight at a barrier, and its tile is then read unwaited."""
+    counter = target.wait_counter("vm")
+    isa = counter.isa_name if counter else "its own completion counter"
+    return error_at(
+        op, f"the copy into the shared tile at {line_of(e.op)} is still in flight at the "
+            f"barrier at {line_of(e.barrier)}: on {target.name} it completes on {isa}, which a "
+            f"barrier does not wait for; wait_for(tile) before the barrier",
+        hint="a barrier orders the warps, not the asynchronous copy: hk.wait_for(tile), then "
+             "hk.barrier(), then read", what=op_words(op))
+
+
+def check_copy_target(op: kt.CopyAsyncOp, queue: Queue) -> None:
+    """No copy into a shared tile still being filled or read asynchronously."""
+    for e in queue:
+        if e.counter == "vm" and op.dst in e.names:
+            raise error_at(
+                op, f"group load into the shared tile that the group load at {line_of(e.op)} "
+                    f"is still filling",
+                hint="call hk.wait_for(tile) before loading into it again, or load into "
+                     "another buffer", what="group load")
+        if e.counter == "lds" and op.dst in e.reads:
+            raise error_at(
+                op, f"group load into the shared tile that the shared load at {line_of(e.op)} "
+                    f"is still reading",
+                hint="call hk.wait_for(register tile) on that shared load's result before "
+                     "overwriting its source", what="group load")
+
+
+def check_nothing_in_flight(queue: Queue) -> None:
+    for e in queue:
+        if e.counter == "vm":
+            raise error_at(
+                e.op, "this group load is still in flight when the kernel ends: nothing waits "
+                      "for its data",
+                hint="call hk.wait_for(tile) on its shared tile before the kernel returns, or "
+                     "drop the load", what="group load")
+
+
+def piling_up(op: Operation) -> KernelError:
+    return error_at(
+        op, "asynchronous loads issued in this loop are never all waited for: more stay in "
+            "flight with every iteration",
+        hint="hk.wait_for each tile the loop loads, inside the loop", what="loop")
