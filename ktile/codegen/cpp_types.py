@@ -55,7 +55,8 @@ def cpp_type(attr: Attribute) -> str:
     if isinstance(attr, SharedTileType):
         return f"kt::st<{element_type(attr.element)}, {attr.rows.data}, {attr.cols.data}>"
     if isinstance(attr, RegVecType):
-        return f"kt::rv<{element_type(attr.element)}, {attr.length.data}, kt::{attr.axis.data}_axis>"
+        axis = f"kt::{attr.axis.data}_axis"
+        return f"kt::rv<{element_type(attr.element)}, {attr.length.data}, {axis}>"
     if isinstance(attr, SharedVecType):
         return f"kt::sv<{element_type(attr.element)}, {attr.length.data}>"
     if isinstance(attr, GlobalType):

@@ -29,7 +29,7 @@ class Emitter:
         self._names = names
         self._lowerings = lowerings
 
-    # ---- names and types -----------------------------------------------------------------
+    # ---- names and types ---------------------------------------------------------------------
 
     def name(self, value: SSAValue) -> str:
         name = self._names.get(value)
@@ -47,7 +47,7 @@ class Emitter:
         """`T vN;`: a destination for a call that writes its first argument."""
         return f"{self.type_of(value)} {self.name(value)};"
 
-    # ---- statements ----------------------------------------------------------------------
+    # ---- statements --------------------------------------------------------------------------
 
     def statement(self, op: Operation, text: str) -> None:
         self.out.statement(text, op)
@@ -62,7 +62,7 @@ class Emitter:
         prefix = f"{qualifier} " if qualifier else ""
         self.out.statement(f"{prefix}{self.type_of(result)} {self.name(result)} = {expr};", op)
 
-    # ---- blocks --------------------------------------------------------------------------
+    # ---- blocks ------------------------------------------------------------------------------
 
     def emit_block(self, block: Block) -> Operation | None:
         """Lower every op of `block` but its terminator, which the caller lowers (a yield means

@@ -25,8 +25,8 @@ def coord(e: Emitter, values) -> str:
 
 def lower_load(e: Emitter, op: kt.LoadOp) -> None:
     pad = float_literal(op.prop_float("pad"))
-    e.define_by_call(op, op.result,
-                     f"kt::load({e.name(op.result)}, {e.name(op.src)}, {coord(e, op.coords)}, {pad})")
+    where = f"{e.name(op.src)}, {coord(e, op.coords)}"
+    e.define_by_call(op, op.result, f"kt::load({e.name(op.result)}, {where}, {pad})")
 
 
 def lower_store(e: Emitter, op: kt.StoreOp) -> None:

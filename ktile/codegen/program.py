@@ -27,8 +27,9 @@ from .writer import CppLine
 
 GRID_RESULTS = 3
 
-# A kernel's name is its symbol in the code object; these cannot be C++ function names.
-CPP_KEYWORDS = frozenset("""
+# A kernel's name is its symbol in the code object and a C++ function at global scope, so it
+# cannot be a C++ keyword, `main`, or the headers' namespace `kt`.
+RESERVED_NAMES = frozenset({"main", "kt"}) | frozenset("""
     alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
     char16_t char32_t class compl concept const consteval constexpr constinit const_cast
     continue co_await co_return co_yield decltype default delete do double dynamic_cast else
@@ -90,14 +91,15 @@ def _prologue(e: Emitter, kernel: FuncOp) -> None:
 
 def _check_kernel_name(kernel: FuncOp) -> None:
     name = kernel.sym_name.data
-    if name in CPP_KEYWORDS:
-        raise KernelError(f"the kernel's name '{name}' is a C++ keyword, so it cannot name the "
+    if name in RESERVED_NAMES:
+        what = "a C++ keyword" if name not in ("main", "kt") else "reserved in the generated C++"
+        raise KernelError(f"the kernel's name '{name}' is {what}, so it cannot name the "
                           f"compiled kernel", loc=query.loc_of(kernel), kernel=name,
                           hint=f"rename the kernel function, e.g. '{name}_kernel'")
 
 
 def _kernel_function(e: Emitter, fn: FuncOp) -> None:
-    threads = query.warps(fn.parent_op()) * e.target.wave_size  # type: ignore[arg-type]
+    threads = e.warps * e.target.wave_size
     params = ", ".join(f"{e.type_of(a)} {e.name(a)}" for a in fn.body.block.args)
     e.out.open(f'extern "C" __global__ __launch_bounds__({threads}) void '
                f"{fn.sym_name.data}({params}) {{", fn)

@@ -35,8 +35,9 @@ class Body:
 class Compiler:
     """Slots and handlers of one function."""
 
-    def __init__(self, warps: int):
+    def __init__(self, warps: int, target=None):
         self.warps = warps
+        self.target = target  # ktile.targets.Target, None when the module names none
         self.slots: dict[SSAValue, int] = {}
         self.constants: dict[int, object] = {}  # slot → value, set once in the registers
 

@@ -124,13 +124,14 @@ class AsyncState:
         self.loads.append((slot, self._issued))
         self.pending[slot] = (self._issued, op)
 
-    def wait(self, vm: int, lds: int) -> None:
-        """Complete all but the `vm` newest copies and the `lds` newest shared loads."""
-        while len(self.copies) > vm:
+    def wait(self, vm: int | None, lds: int | None) -> None:
+        """Complete all but the `vm` newest copies and the `lds` newest shared loads; None
+        leaves that kind alone."""
+        while vm is not None and len(self.copies) > vm:
             _, buf, lo, hi, data = self.copies.popleft()
             buf.data[lo:hi] = data
             buf.inflight -= 1
-        while len(self.loads) > lds:
+        while lds is not None and len(self.loads) > lds:
             slot, issued = self.loads.popleft()
             if self.pending.get(slot, (None,))[0] == issued:
                 del self.pending[slot]
@@ -147,6 +148,17 @@ class AsyncState:
                            hint="hk.wait_for(the loaded tile) before it is used")
 
 
+def wait_count(op: Operation, counter: str, target) -> int | None:
+    """How many of a warp's newest `counter` ops ("vm" copies, "lds" shared loads) a wait
+    leaves in flight; None: it leaves that counter alone. As the C++ does (codegen's
+    `wait_count`): a count the waits pass did not set waits for nothing. A kind the target
+    keeps no counter for needs no wait on the hardware (NVIDIA's shared loads are
+    scoreboarded); here every wait completes it, so a wait the author left out still shows."""
+    if target is not None and target.wait_counter(counter) is None:
+        return 0
+    return op.prop_int(counter)  # type: ignore[attr-defined]
+
+
 def line_of(op: Operation) -> str:
     loc = loc_of(op)
     return str(loc.line) if loc else "?"
@@ -155,14 +167,18 @@ def line_of(op: Operation) -> str:
 def read_before_wait(user: Operation, load: Operation) -> KernelError:
     """A register value read while the shared load that fills it is still in flight."""
     what = user_op_name(user) if user.name.startswith("kt.") else None
+    carried = user.name.startswith("scf.")
+    hint = ("carrying it into a loop, around a loop or out of a branch copies its registers: "
+            "hk.wait_for(tile) before the value is carried" if carried else
+            "add hk.wait_for(tile) between the shared load and this use; the load is "
+            "asynchronous and its registers are not filled until then")
     return error_at(user, f"read of {describe_type(load.results[0].type)} loaded at line "
-                    f"{line_of(load)} before its wait", what=what,
-                    hint="add hk.wait_for(tile) between the shared load and this use; the "
-                         "load is asynchronous and its registers are not filled until then")
+                    f"{line_of(load)} before its wait", what=what, hint=hint)
 
 
-def copy_in_flight(op: Operation) -> KernelError:
-    return error_at(op, "shared tile read while a copy into it is still in flight",
-                    what="shared load",
+def copy_in_flight(op: Operation, verb: str) -> KernelError:
+    """A shared tile read or written (`verb`) while a group copy into it has not landed."""
+    return error_at(op, f"shared tile {verb} while a copy into it is still in flight",
+                    what=user_op_name(op),
                     hint="after the group load, hk.wait_for(the shared tile) and then "
-                         "hk.barrier(), so every warp's part has landed before any warp reads")
+                         "hk.barrier(), so every warp's part has landed before any warp uses it")

@@ -27,10 +27,11 @@ def _sigmoid(x):
 
 
 def _gelu(x):
-    """The exact (erf) form, as torch's default gelu, evaluated in float64."""
-    x64 = np.asarray(x, np.float64)
-    erf = np.asarray(_ERF(x64 * math.sqrt(0.5)), np.float64)
-    return np.asarray(0.5 * x64 * (1.0 + erf), np.float32)
+    """The exact (erf) form, as torch's default gelu: erf to float32 (correctly rounded),
+    the rest in float32 as a float32 kernel computes it."""
+    x32 = np.asarray(x, np.float32)
+    erf = np.asarray(_ERF(x32.astype(np.float64) * math.sqrt(0.5)), np.float32)
+    return np.float32(0.5) * x32 * (_ONE + erf)
 
 
 FLOAT_UNARY: dict[str, Callable] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..ir import ops as kt
 from ..ir.types import RegVecType, SharedVecType
 from .memory import (SharedBuffer, copy_in_flight, gather_rows, read_window, scatter_rows,
-                     warp_rows, write_window)
+                     wait_count, warp_rows, write_window)
 from .values import constant_array, np_dtype
 
 
@@ -105,7 +105,7 @@ def _lds_load(op: kt.LdsLoadOp, c):
     def h(r, w):
         buf = r[s]
         if buf.inflight:
-            raise copy_in_flight(op)
+            raise copy_in_flight(op, "read")
         r[o] = buf.data[0].copy() if vector else buf.data.copy()
         w.asyn.issue_load(op, o)
     return h
@@ -116,15 +116,18 @@ def _lds_store(op: kt.LdsStoreOp, c):
     vector = isinstance(op.dst.type, SharedVecType)
 
     def h(r, w):
+        buf = r[dst]
+        if buf.inflight:
+            raise copy_in_flight(op, "written")
         if vector:
-            r[dst].data[0] = r[v]
+            buf.data[0] = r[v]
         else:
-            r[dst].data[...] = r[v]
+            buf.data[...] = r[v]
     return h
 
 
 def _wait_for(op: kt.WaitForOp, c):
-    vm, lds = op.prop_int("vm") or 0, op.prop_int("lds") or 0
+    vm, lds = wait_count(op, "vm", c.target), wait_count(op, "lds", c.target)
 
     def h(r, w):
         w.asyn.wait(vm, lds)

@@ -164,7 +164,12 @@ class Kernel:
 def _signature(fn: Callable, loc: SourceLoc):
     params: list[Param] = []
     constexprs: dict[str, tuple[ConstexprSpec, Any]] = {}
-    for p in inspect.signature(fn).parameters.values():
+    try:  # eval_str: annotations stay types under `from __future__ import annotations`
+        signature = inspect.signature(fn, eval_str=True)
+    except NameError as exc:
+        raise KernelError(f"an annotation of kernel '{fn.__name__}' names something undefined "
+                          f"({exc})", loc=loc, kernel=fn.__name__) from exc
+    for p in signature.parameters.values():
         ann = p.annotation
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             if not isinstance(ann, TensorSpec):

@@ -135,8 +135,8 @@ def check_registers(peak: Peak, target: Target, estimate: RegisterEstimate) -> N
         raise error_at(
             peak.op,
             f"about {used} registers per lane are live at this {op_words(peak.op)}, over the "
-            f"{target.vgprs_per_lane} a lane can address on {target.name}: the kernel would "
-            f"spill, and a spill reorders memory traffic around the waits (live here: {live})",
+            f"{target.vgprs_per_lane} a lane can address on {target.name}: a spill is certain, "
+            f"and a spill reorders memory traffic around the waits (live here: {live})",
             hint="use smaller tiles, or more warps each holding a smaller share of the work",
             what=op_words(peak.op))
     share = round(100 * peak.bytes / limit)

@@ -54,7 +54,7 @@ def check_block_size(fn: FuncOp, n_warps: int, target: Target) -> None:
     raise KernelError(
         f"{n_warps} warps of {target.wave_size} lanes are {threads} threads, over {target.name}'s "
         f"limit of {target.max_threads_per_block} threads per block",
-        loc=loc_of(fn), kernel=fn.sym_name.data, op="kernel",
+        loc=loc_of(fn), kernel=fn.sym_name.data,
         hint=f"use at most {target.max_warps} warps (@hk.kernel(..., warps={target.max_warps}))")
 
 
@@ -74,14 +74,14 @@ def _check_dtype(ty: Attribute, op: Operation, target: Target, what: str) -> Non
     name = ty.dtype.name
     if dtype_supported(name, target):
         return
-    why = (f"{target.name} has no fp8 matrix instruction" if name == "fp8" and
-           target.supports_dtype(name) else f"{target.name} cannot hold {name} values")
+    why = (f": {target.name} has no fp8 matrix instruction" if name == "fp8" and
+           target.supports_dtype(name) else "")
     others = ", ".join(t.name for t in targets.all_targets() if dtype_supported(name, t))
     usable = ", ".join(d for d in target.dtypes if dtype_supported(d, target))
     hint = f"use one of {usable} on {target.name}"
     if others:
         hint += f", or trace for a target that has {name} ({others})"
-    raise error_at(op, f"{name} is not supported on {target.name}: {why}", hint=hint, what=what)
+    raise error_at(op, f"{name} is not supported on {target.name}{why}", hint=hint, what=what)
 
 
 def dtype_supported(name: str, target: Target) -> bool:
@@ -119,11 +119,12 @@ def is_divergent(op: Operation, varying: set[SSAValue]) -> bool:
 
 
 def _divergence_error(op: Operation, divergent: Operation) -> KernelError:
-    construct = {"scf.if": f"a branch (the `if` at {line_of(divergent)}) whose condition",
-                 "scf.for": f"a loop (the `for` at {line_of(divergent)}) whose bounds",
-                 "scf.while": f"a loop (the `while` at {line_of(divergent)}) whose condition"}
+    construct = {"scf.if": f"a branch (the `if` at {line_of(divergent)}) whose condition depends",
+                 "scf.for": f"a loop (the `for` at {line_of(divergent)}) whose bounds depend",
+                 "scf.while": f"a loop (the `while` at {line_of(divergent)}) whose condition "
+                              f"depends"}
     return error_at(
-        op, f"{op_words(op)} inside {construct[divergent.name]} depends on the warp id: "
+        op, f"{op_words(op)} inside {construct[divergent.name]} on the warp id: "
             f"{WHY_EVERY_WARP[op.name]}",
         hint="move it out of the branch or loop, or make the condition the same for every "
              "warp (not computed from hk.arch.warp_id)", what=op_words(op))

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..errors import KernelError, KernelWarning
@@ -43,6 +43,7 @@ class KtileOptMain(xDSLOptMain):
 
 
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stdout.flush()  # keep a warning after the output of the chunks before it
     if issubclass(category, KernelWarning):
         print(message, file=sys.stderr)
     else:
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.simplefilter("always", KernelWarning)
     try:
         KtileOptMain(description="ktile's kt-dialect optimizer and checker", args=argv).run()
-    except (KernelError, DiagnosticException) as error:
+    except (KernelError, DiagnosticException, ParseError) as error:
         print(error, file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,38 @@
+"""`run_module`: a checked kt module run on numpy arrays, block by block."""
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from ..errors import InputError
+from .machine import run_block
+from .program import Program, compile_program
+from .values import np_dtype
+
+
+def run_module(module: ModuleOp, arrays: list[np.ndarray]) -> None:
+    """Run the kernel of `module` over its whole grid. `arrays[i]` is the i-th tensor
+    parameter as a 4-D numpy carrier (float32 for float globals, int32 for i32, int8 for
+    i8); stores and scatters modify it in place."""
+    program = compile_program(module)
+    arrays = list(arrays)
+    _check_arrays(program, arrays)
+    gx, gy, gz = program.grid(arrays)
+    with np.errstate(all="ignore"):  # inf and NaN are values here, as on the GPU
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    run_block(program, arrays, (x, y, z))
+
+
+def _check_arrays(program: Program, arrays: list) -> None:
+    if len(arrays) != len(program.params):
+        raise InputError(f"the kernel takes {len(program.params)} tensors, got {len(arrays)}",
+                         kernel=program.name)
+    for i, (array, dt) in enumerate(zip(arrays, program.params)):
+        carrier = np.dtype(np_dtype(dt))
+        if not isinstance(array, np.ndarray) or array.ndim != 4 or array.dtype != carrier:
+            got = (f"{array.ndim}-D {array.dtype}" if isinstance(array, np.ndarray)
+                   else type(array).__name__)
+            raise InputError(f"tensor {i} ({dt.name}) must be a 4-D numpy array of {carrier} "
+                             f"(batch, depth, rows, cols), got {got}", kernel=program.name)

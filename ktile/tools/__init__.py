@@ -1,0 +1,1 @@
+"""Command-line tools: ktile-opt and ktile-translate."""
