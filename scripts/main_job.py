@@ -82,6 +82,7 @@ def main() -> int:
     if args.only:
         paths = [p for p in paths if args.only in os.path.basename(p)]
     start = time.perf_counter()
+    import ktile.codegen, ktile.interpret, ktile.passes  # noqa: E401,F401  (imports not timed per example)
     rows = [run_example(p) for p in paths]
     ok = print_table(rows)
     print(f"\n{len(rows)} examples in {time.perf_counter() - start:.1f} s; backend: CPU "

@@ -30,11 +30,14 @@ What running means:
   divides R, else warp 0 moves all); the global is read at issue, and the rows land when
   the issuing warp's kt.wait_for completes the copy. kt.lds_load takes its value at issue
   but the register is in flight until a wait completes it; kt.lds_store writes at once.
-- Waits. kt.wait_for {vm, lds} (absent means 0) completes all but the `vm` newest group
-  copies and the `lds` newest shared loads of this warp. The errors a missing wait makes:
-  a register read (by any op but kt.wait_for, passing it on through a yield included)
-  while its shared load is in flight; a shared load from a tile that a copy is still
-  landing in; a block ending with anything in flight.
+- Waits. kt.wait_for {vm, lds} completes all but the `vm` newest group copies and the `lds`
+  newest shared loads of this warp. As in the C++ (`kt::wait<-1, ...>`), a count the waits
+  pass did not set leaves that counter alone; a kind the target keeps no counter for (the
+  scoreboarded shared loads of NVIDIA) completes at every wait. The errors a missing wait
+  makes: a register read by any op but kt.wait_for (carrying it into or out of a loop or
+  branch included: that copies its registers) while its shared load is in flight; a shared
+  load from, or store into, a tile a copy is still landing in; a block ending with anything
+  in flight.
 - Meetings. kt.barrier only meets; kt.block_reduce gives every warp the reduction over
   warps 0..W-1 in that order (fixed, so a result reproduces run to run).
 - Math. kt.mma is acc + op(a) @ op(b) as a float32 matmul (exact integers for i8); float

@@ -101,10 +101,11 @@ class Compiler:
 
         def check(regs, warp):
             pending = warp.pending
-            if pending:
-                for slot in watched:
-                    if slot in pending:
-                        raise read_before_wait(op, pending[slot][1])
+            if not pending:
+                return
+            for slot in watched:
+                if slot in pending:
+                    raise read_before_wait(op, pending[slot][1])
         return [(check, False)]
 
 

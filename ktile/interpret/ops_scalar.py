@@ -59,7 +59,7 @@ def _float_div(a: float, b: float) -> float:
     return a / b
 
 
-_INT_FNS = {
+_SCALAR_BINARY = {
     arith.AddiOp: lambda op: operator.add, arith.SubiOp: lambda op: operator.sub,
     arith.MuliOp: lambda op: operator.mul, arith.MaxSIOp: lambda op: max,
     arith.MinSIOp: lambda op: min, arith.AndIOp: lambda op: operator.and_,
@@ -77,7 +77,7 @@ _INT_FNS = {
 
 
 def _binary(op, c):
-    fn = _INT_FNS[type(op)](op)
+    fn = _SCALAR_BINARY[type(op)](op)
     x, y, o = c.slot(op.lhs), c.slot(op.rhs), c.slot(op.result)
     fix = scalar_fixer(op.result.type)
     if fix is None:
@@ -211,7 +211,7 @@ def _extent(op, c):
 
 
 HANDLERS = {
-    **{cls: _binary for cls in _INT_FNS},
+    **{cls: _binary for cls in _SCALAR_BINARY},
     arith.CmpiOp: _compare(_cmpi_fn), arith.CmpfOp: _compare(_cmpf_fn),
     arith.ConstantOp: _constant, arith.IndexCastOp: _int_convert, arith.ExtSIOp: _int_convert,
     arith.TruncIOp: _int_convert, arith.SIToFPOp: _sitofp, arith.NegfOp: _negf,

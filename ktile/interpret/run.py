@@ -17,8 +17,8 @@ def run_module(module: ModuleOp, arrays: list[np.ndarray]) -> None:
     program = compile_program(module)
     arrays = list(arrays)
     _check_arrays(program, arrays)
-    gx, gy, gz = program.grid(arrays)
     with np.errstate(all="ignore"):  # inf and NaN are values here, as on the GPU
+        gx, gy, gz = program.grid(arrays)
         for z in range(gz):
             for y in range(gy):
                 for x in range(gx):

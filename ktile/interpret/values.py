@@ -106,7 +106,7 @@ def cast_rounder(dt: DType) -> Callable[[np.ndarray], np.ndarray]:
 def constant_array(shape: tuple[int, ...], value, dt: DType) -> np.ndarray:
     """A read-only array of `value` at `dt`: safe to share, as no handler writes in place."""
     array = cast_rounder(dt)(np.full(shape, value, dtype=np.float64))
-    array = np.ascontiguousarray(array, dtype=np_dtype(dt))
+    array = np.array(array, dtype=np_dtype(dt)).reshape(shape)  # bf16 rounding makes 0-d 1-d
     array.flags.writeable = False
     return array
 

@@ -79,6 +79,8 @@ class Scalar(Value):
         if fn == "div" and not x.is_float:
             raise tracer.error("`/` on integer scalars", hint="use `//` for integer division, "
                                "or convert with hk.to_float(x)")
+        if fn == "mod":
+            return _floor_mod(x, y)
         return Scalar(_b().scalar_binary(fn, x.v, y.v))
 
     def __add__(self, o): return self._binary("add", o)
@@ -115,6 +117,17 @@ class Scalar(Value):
         if not self.is_bool:
             raise tracer.error("`~` applies to a condition (a comparison result)")
         return Scalar(_b().scalar_binary("xor", self.v, _b().const_bool(True)))
+
+
+def _floor_mod(x: Scalar, y: Scalar) -> Scalar:
+    """Python's `%`: the remainder takes the divisor's sign (arith.remsi truncates like C)."""
+    b = _b()
+    r = b.scalar_binary("mod", x.v, y.v)
+    zero = b.const_index(0) if isinstance(x.ty, type(emit.index)) else b.const_int(0, x.ty.width.data)
+    nonzero = b.scalar_compare("ne", r, zero)
+    signs_differ = b.scalar_compare("lt", b.scalar_binary("xor", r, y.v), zero)
+    adjust = b.scalar_binary("and", nonzero, signs_differ)
+    return Scalar(b.scalar_select(adjust, b.scalar_binary("add", r, y.v), r))
 
 
 def scalar_const(value: Any, like: Scalar | None = None) -> Scalar:

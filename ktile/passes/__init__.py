@@ -20,11 +20,11 @@ from .verify import Verify
 from .waits import Waits
 
 PIPELINE: list[type[ModulePass]] = [
-    Verify,      # first: the others assume a block that fits, known dtypes, uniform barriers
-    Fragments,   # after verify: looks up MMA shapes per dtype, so the dtype must be supported
+    Verify,      # first: the others assume a block that fits, supported dtypes, uniform barriers
+    Fragments,   # after verify: looks up the MMA instruction of each operand dtype
     LdsAlloc,    # needs nothing derived; before budgets, which reads its kt.lds_bytes
-    Waits,       # after fragments: its messages show the final types; needs no offsets
-    Budgets,     # last: operand fragments (from fragments) set register cost, lds-alloc the bytes
+    Waits,       # needs nothing derived: any place after verify would do
+    Budgets,     # last: registers cost per fragment (fragments), shared bytes come from lds-alloc
 ]
 
 PASSES: dict[str, type[ModulePass]] = {p.name: p for p in PIPELINE}

@@ -119,10 +119,10 @@ def is_divergent(op: Operation, varying: set[SSAValue]) -> bool:
 
 
 def _divergence_error(op: Operation, divergent: Operation) -> KernelError:
-    construct = {"scf.if": f"a branch (the `if` at {line_of(divergent)}) whose condition depends",
-                 "scf.for": f"a loop (the `for` at {line_of(divergent)}) whose bounds depend",
-                 "scf.while": f"a loop (the `while` at {line_of(divergent)}) whose condition "
-                              f"depends"}
+    where = line_of(divergent)
+    construct = {"scf.if": f"a branch (the `if` at {where}) whose condition depends",
+                 "scf.for": f"a loop (the `for` at {where}) whose bounds depend",
+                 "scf.while": f"a loop (the `while` at {where}) whose condition depends"}
     return error_at(
         op, f"{op_words(op)} inside {construct[divergent.name]} on the warp id: "
             f"{WHY_EVERY_WARP[op.name]}",

@@ -6,10 +6,12 @@ that many of the kind, issued after the newest one it names, stay in flight — 
 what the target's counter encodes; a kind with nothing to drain, or no counter on the target
 (NVIDIA shared loads are scoreboarded), gets no property. Every path through the kernel
 (loops to a fixpoint, so a copy issued at the end of iteration i may be waited at the start of
-i+1) has: no op using a shared load's registers before a wait names them (trap 1); no shared
+i+1) has: no op using, or a loop or branch carrying (which copies), a shared load's
+registers before a wait names them (trap 1: a wait binds only the tiles it names); no shared
 load from, or store into, a shared tile a copy is still filling (trap 4 when a barrier came
 between: a barrier does not wait for the copy); no copy into a shared tile that a copy is
-still filling or a shared load still reading; and no copy still in flight when the kernel ends.
+still filling or a shared load still reading; and no copy in flight when the kernel ends (a
+shared load never used is harmless on the hardware; the interpreter reports it at run time).
 
 The analysis keeps, per path, the queue of asynchronous ops in flight in issue order. A tile
 is named by SSA values; names follow the tile through loop-carried values and branch results.
@@ -43,6 +45,8 @@ class InFlight:
     names: frozenset[SSAValue]               # values naming the tile it writes
     reads: frozenset[SSAValue] = frozenset()  # lds: values naming the shared tile it reads
     barrier: Operation | None = None         # vm: the first barrier it was in flight at
+    completed_by: Operation | None = None    # lds: a wait that completed it without naming
+                                             # it, so its registers are not bound there
 
 
 Queue = tuple[InFlight, ...]
@@ -87,6 +91,9 @@ class InFlightAnalysis:
         return paths
 
     def op(self, op: Operation, paths: Paths) -> Paths:
+        if isinstance(op, (scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)):
+            for queue in paths:  # carrying a value copies its registers: a use
+                check_uses_waited(op, carried_values(op), queue)
         if isinstance(op, scf.ForOp):
             return self.for_loop(op, paths)
         if isinstance(op, scf.IfOp):
@@ -94,7 +101,7 @@ class InFlightAnalysis:
         if isinstance(op, scf.WhileOp):
             return self.while_loop(op, paths)
         if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
-            return paths  # their values are renamed by the enclosing op
+            return paths  # the enclosing op passes their values on
         return frozenset(self.step(op, queue) for queue in paths)
 
     # ---- one op on one path --------------------------------------------------------------
@@ -115,22 +122,23 @@ class InFlightAnalysis:
             check_not_filling(op, op.dst, queue, self.target)
         if isinstance(op, func.ReturnOp):
             check_nothing_in_flight(queue)
-        check_uses_waited(op, queue)
+        check_uses_waited(op, op.operands, queue)
         return queue
 
     def wait(self, op: kt.WaitForOp, queue: Queue) -> Queue:
+        """The newest in-flight op of each kind writing a named tile completes, with every
+        older one of its kind; the named ones are bound, the others only complete."""
         named = set(op.tiles)
         for counter in COUNTERS:
-            mine = [i for i, e in enumerate(queue) if e.counter == counter]
-            hits = [i for i in mine if queue[i].names & named]
-            if not hits:
-                continue
-            newest = hits[-1]
-            count = sum(1 for i in mine if i > newest)
-            key = (op, counter)
-            self.counts[key] = min(self.counts.get(key, count), count)
-            queue = tuple(e for i, e in enumerate(queue) if not (e.counter == counter
-                                                                  and i <= newest))
+            live = [i for i, e in enumerate(queue) if e.counter == counter and not e.completed_by]
+            hits = [i for i in live if queue[i].names & named]
+            newest = hits[-1] if hits else -1
+            if hits:
+                count = sum(1 for i in live if i > newest)
+                key = (op, counter)
+                self.counts[key] = min(self.counts.get(key, count), count)
+            queue = tuple(settled for i, e in enumerate(queue)
+                          if (settled := settle(e, i, counter, newest, named, op)) is not None)
         return queue
 
     # ---- structured control flow ---------------------------------------------------------
@@ -192,6 +200,31 @@ class InFlightAnalysis:
         return frozenset(outs)
 
 
+def settle(e: InFlight, index: int, counter: str, newest: int, named: set[SSAValue],
+           wait: Operation) -> InFlight | None:
+    """One entry after a wait that completes `counter` up to `newest`: None once it is done
+    and nothing is left to check. A shared load completed without being named stays, marked,
+    because the wait binds only the registers it names (trap 1)."""
+    if e.counter != counter:
+        return e
+    if e.names & named:
+        return None
+    if index > newest or e.completed_by:
+        return e
+    return replace(e, completed_by=wait) if counter == "lds" else None
+
+
+def carried_values(op: Operation) -> list[SSAValue]:
+    """The values a structured op passes on into a region or out of it."""
+    if isinstance(op, scf.ForOp):
+        return list(op.iter_args)
+    if isinstance(op, scf.WhileOp):
+        return list(op.arguments)
+    if isinstance(op, scf.ConditionOp):
+        return list(op.args)
+    return list(op.operands)
+
+
 # ---- renaming tiles across control flow ----------------------------------------------------
 
 def keep_all(value: SSAValue) -> bool:
@@ -212,8 +245,11 @@ def rename(paths: Iterable[Queue], pairs: Iterable[tuple[SSAValue, SSAValue]],
         passed = {dst for src, dst in pairs if src in old}
         return frozenset(passed | {v for v in old if keep(v)})
 
-    return frozenset(tuple(replace(e, names=names(e.names), reads=names(e.reads)) for e in q)
-                     for q in paths)
+    def moved(q: Queue) -> Queue:
+        out = (replace(e, names=names(e.names), reads=names(e.reads)) for e in q)
+        return tuple(e for e in out if e.names or not e.completed_by)
+
+    return frozenset(moved(q) for q in paths)
 
 
 def may_skip(op: scf.ForOp) -> bool:
@@ -231,16 +267,37 @@ def constant_int(value: SSAValue) -> int | None:
 
 # ---- checks --------------------------------------------------------------------------------
 
-def check_uses_waited(op: Operation, queue: Queue) -> None:
-    for operand in op.operands:
+def check_uses_waited(op: Operation, values: Iterable[SSAValue], queue: Queue) -> None:
+    """Trap 1: registers read (or carried, which copies them) before a wait names them."""
+    for value in values:
         for e in queue:
-            if e.counter == "lds" and operand in e.names:
-                raise error_at(
-                    op, f"{op_words(op)} uses the {describe_type(operand.type)} loaded at "
-                        f"{line_of(e.op)} before its wait",
-                    hint="call hk.wait_for(tile) between the shared load and this use: a wait "
-                         "carries no register dependence, so nothing else orders them",
-                    what=op_words(op))
+            if e.counter == "lds" and value in e.names:
+                raise use_before_wait(op, value, e)
+
+
+def use_before_wait(op: Operation, value: SSAValue, e: InFlight) -> KernelError:
+    what, verb = use_words(op)
+    tile = f"the {describe_type(value.type)} loaded at {line_of(e.op)}"
+    if e.completed_by is not None:
+        return error_at(
+            op, f"{verb} {tile}, which no wait names: the wait at {line_of(e.completed_by)} "
+                f"completes it, but a wait keeps only the tiles it names ahead of their uses",
+            hint="name it in that wait: hk.wait_for(..., tile)", what=what)
+    hint = ("call hk.wait_for(tile) between the shared load and this use: a wait carries no "
+            "register dependence, so nothing else orders them")
+    if op.name.startswith("scf."):
+        hint = ("carrying a tile into or out of a loop or branch copies its registers: call "
+                "hk.wait_for(tile) before it is carried")
+    return error_at(op, f"{verb} {tile} before its wait", hint=hint, what=what)
+
+
+def use_words(op: Operation) -> tuple[str, str]:
+    """(the op, "<op> uses") in the author's words; a carry names its loop or branch."""
+    if not op.name.startswith("scf."):
+        return op_words(op), f"{op_words(op)} uses"
+    construct = op if isinstance(op, (scf.ForOp, scf.WhileOp)) else op.parent_op()
+    what = "branch" if isinstance(construct, scf.IfOp) else "loop"
+    return what, f"the {what} at {line_of(construct)} carries"
 
 
 def check_not_filling(op: Operation, shared: SSAValue, queue: Queue, target: Target) -> None:
@@ -279,7 +336,7 @@ def check_copy_target(op: kt.CopyAsyncOp, queue: Queue) -> None:
                     f"is still filling",
                 hint="call hk.wait_for(tile) before loading into it again, or load into "
                      "another buffer", what="group load")
-        if e.counter == "lds" and op.dst in e.reads:
+        if e.counter == "lds" and op.dst in e.reads and not e.completed_by:
             raise error_at(
                 op, f"group load into the shared tile that the shared load at {line_of(e.op)} "
                     f"is still reading",

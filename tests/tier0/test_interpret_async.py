@@ -208,3 +208,31 @@ def test_block_reduce_combines_warps_in_order():
     for w in range(4):
         np.testing.assert_array_equal(o[0, 0, w], in_order)
     np.testing.assert_array_equal(m.reshape(4), np.full(4, x.max()))
+
+
+@hk.kernel(grid=(1, 1, 1))
+def overwrite(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    s = hk.shared(hk.ST(hk.fp32, 16, 32))
+    hk.load_async(s, x[hk.tile_coord(0, 0, 0, 0)])
+    hk.wait_for(s)
+    s.store(hk.full(hk.RT(hk.fp32, 16, 32), 3.0))  # @overwrite
+    hk.barrier()
+    t = s.load(hk.RT(hk.fp32, 16, 32))
+    hk.wait_for(t)
+    o[hk.tile_coord(0, 0, 0, 0)] = t
+
+
+def test_shared_store_after_the_copy_landed_wins():
+    x, o = _rand((1, 1, 16, 32), hk.fp32), np.zeros((1, 1, 16, 32), np.float32)
+    run_module(overwrite.trace().module, [x, o])
+    assert (o == 3.0).all()
+
+
+def test_shared_store_while_a_copy_is_in_flight_fails():
+    module = overwrite.trace().module.clone()
+    _waits(module)[0].detach()
+    x, o = _rand((1, 1, 16, 32), hk.fp32), np.zeros((1, 1, 16, 32), np.float32)
+    with pytest.raises(KernelError, match="shared tile written while a copy into it is still "
+                                          "in flight") as err:
+        run_module(module, [x, o])
+    assert err.value.loc.line == _line("# @overwrite")

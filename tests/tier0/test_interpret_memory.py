@@ -46,6 +46,29 @@ def test_load_pad_fills_outside_the_global():
     assert (got[20:] == -np.inf).all()  # rows past the global: all pad
 
 
+@hk.kernel(grid=(1, 1, 1))
+def edge_tiles(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    t = hk.RT(hk.fp32, 16, 64)
+    edge = x[hk.tile_coord(0, 0, 1, 1)].load(t, pad=-2.0)
+    o[hk.tile_coord(0, 0, 1, 1)] = edge + 1.0
+    o[hk.tile_coord(0, 0, -1, 0)] = edge  # wholly outside: writes nothing
+    o[hk.tile_coord(1, 0, 0, 0)] = edge  # no batch 1: writes nothing
+    outside = x[hk.tile_coord(0, 3, 0, 0)].load(t, pad=-2.0)  # no depth 3: all pad
+    o[hk.tile_coord(0, 0, 0, 0)] = outside - edge
+
+
+def test_store_writes_only_inside_and_load_pads_any_coordinate():
+    x = _rand((1, 1, 20, 70), hk.fp32, seed=5)
+    o = np.full((1, 1, 20, 70), 7.0, np.float32)
+    run_module(edge_tiles.trace().module, [x, o])
+    edge = np.full((16, 64), -2.0, np.float32)
+    edge[:4, :6] = x[0, 0, 16:, 64:]
+    want = np.full((20, 70), 7.0, np.float32)
+    want[:16, :64] = -2.0 - edge
+    want[16:, 64:] = x[0, 0, 16:, 64:] + 1.0
+    np.testing.assert_array_equal(o[0, 0], want)
+
+
 @hk.kernel(grid=lambda p: (p.o.cols // 64 - 1, 1, 1))
 def never_runs(o: hk.Tensor[hk.fp32]):
     o[hk.tile_coord(0, 0, 0, 0)] = hk.zeros(hk.RT(hk.fp32, 16, 64))

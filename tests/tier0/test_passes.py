@@ -268,6 +268,54 @@ def test_waits_refuses_a_use_before_the_wait_trap_1():
 
 
 @hk.kernel(grid=GRID, warps=1)
+def older_load_unnamed(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    s = hk.shared(hk.ST(hk.bf16, 16, 16))
+    hk.group.load(s, a[0, 0, 0, 0])
+    hk.wait_for(s)
+    x = s.load(hk.RT(hk.bf16, 16, 16))  # <- unnamed-load
+    y = s.load(hk.RT(hk.bf16, 16, 16))
+    hk.wait_for(y)  # <- names-only-y
+    o[0, 0, 0, 0] = x + y  # <- unnamed-use
+
+
+def test_waits_refuses_a_use_of_registers_no_wait_names():
+    error = refusal(older_load_unnamed, "gfx942")
+    assert error.message == (
+        f"add uses the 16x16 bf16 tile loaded at line {line('unnamed-load')}, which no wait "
+        f"names: the wait at line {line('names-only-y')} completes it, but a wait keeps only "
+        f"the tiles it names ahead of their uses")
+    assert error.hint == "name it in that wait: hk.wait_for(..., tile)"
+    assert error.loc.line == line("unnamed-use")
+
+
+@hk.kernel(grid=GRID, warps=1)
+def carried_unwaited(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
+    s = hk.shared(hk.ST(hk.bf16, 16, 16))
+    hk.group.load(s, a[0, 0, 0, 0])
+    hk.wait_for(s)
+    y = a[0, 0, 0, 1].load(hk.RT(hk.bf16, 16, 16))
+    x = s.load(hk.RT(hk.bf16, 16, 16))  # <- carried-load
+    acc = hk.zeros(hk.RT(hk.fp32, 16, 16))
+    for i in hk.range(4):  # <- carrying-loop
+        hk.wait_for(x)
+        acc = hk.mma_ABt(x, y, acc)
+        x = s.load(hk.RT(hk.bf16, 16, 16))
+    hk.wait_for(x)
+    o[0, 0, 0, 0] = acc
+
+
+def test_waits_refuses_a_loop_carrying_registers_before_their_wait():
+    error = refusal(carried_unwaited, "gfx1100")
+    assert error.message == (
+        f"the loop at line {line('carrying-loop')} carries the 16x16 bf16 tile loaded at line "
+        f"{line('carried-load')} before its wait")
+    assert error.op == "loop"
+    assert error.hint.startswith("carrying a tile into or out of a loop or branch copies its "
+                                 "registers")
+    assert error.loc.line == line("carrying-loop")
+
+
+@hk.kernel(grid=GRID, warps=1)
 def read_while_filling(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
     s = hk.shared(hk.ST(hk.bf16, 16, 16))
     hk.group.load(s, a[0, 0, 0, 0])  # <- filling-copy

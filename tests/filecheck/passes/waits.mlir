@@ -334,13 +334,10 @@ builtin.module attributes {kt.target = "gfx950"} {
 
 // -----
 
-// Register prefetch: the loads of step i+1 are carried into the loop and waited at its top.
-// CHECK-LABEL: func.func @w_regprefetch
-// CHECK:         scf.for
-// CHECK-NEXT:      "kt.wait_for"(%{{.*}}, %{{.*}}) <{lds = 0 : i64}>
-// CHECK:           scf.yield
-// CHECK-NEXT:    }
-// CHECK-NEXT:    "kt.wait_for"(%{{.*}}, %{{.*}}) <{lds = 0 : i64}>
+// Carrying registers into or around a loop copies them, so it is a use: a shared load's result
+// must be waited for before a loop carries it (the interpreter and the C++ agree).
+// CHECK: kernels.py:166: error: in kernel 'w_regprefetch', loop: the loop at line 166 carries the 16x16 bf16 tile loaded at line 163 before its wait
+// CHECK-NEXT: fix: carrying a tile into or out of a loop or branch copies its registers: call hk.wait_for(tile) before it is carried
 
 // 158  @hk.kernel(grid=G, warps=1)
 // 159  def w_regprefetch(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
@@ -413,6 +410,36 @@ builtin.module attributes {kt.target = "gfx942"} {
     "kt.store"(%1, %3, %3, %3, %3, %8) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x16xf32, row>) -> () loc("kernels.py":98:0)
     func.return loc("kernels.py":88:0)
   } loc("kernels.py":88:0)
+}
+
+// -----
+
+// The wait for y completes x too (it is older), but binds only y: x may not be used yet.
+// CHECK: kernels.py:281: error: in kernel 'w_unnamed', add: add uses the 16x16 bf16 tile loaded at line 278, which no wait names: the wait at line 280 completes it, but a wait keeps only the tiles it names ahead of their uses
+// CHECK-NEXT: fix: name it in that wait: hk.wait_for(..., tile)
+
+// 273  @hk.kernel(grid=G, warps=1)
+// 274  def w_unnamed(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+// 275      s = hk.shared(hk.ST(hk.bf16, 16, 16))
+// 276      hk.group.load(s, a[0, 0, 0, 0])
+// 277      hk.wait_for(s)
+// 278      x = s.load(hk.RT(hk.bf16, 16, 16))
+// 279      y = s.load(hk.RT(hk.bf16, 16, 16))
+// 280      hk.wait_for(y)
+// 281      o[0, 0, 0, 0] = x + y
+builtin.module attributes {kt.target = "gfx942"} {
+  func.func @w_unnamed(%0: !kt.global<bf16>, %1: !kt.global<bf16>) attributes {kt.kernel = "w_unnamed", kt.warps = 1 : i64} {
+    %2 = "kt.alloc"() : () -> !kt.st<16x16xbf16> loc("kernels.py":275:0)
+    %3 = arith.constant 0 : index loc("kernels.py":276:0)
+    "kt.copy_async"(%0, %3, %3, %3, %3, %2) : (!kt.global<bf16>, index, index, index, index, !kt.st<16x16xbf16>) -> () loc("kernels.py":276:0)
+    "kt.wait_for"(%2) : (!kt.st<16x16xbf16>) -> () loc("kernels.py":277:0)
+    %4 = "kt.lds_load"(%2) : (!kt.st<16x16xbf16>) -> !kt.rt<16x16xbf16, row> loc("kernels.py":278:0)
+    %5 = "kt.lds_load"(%2) : (!kt.st<16x16xbf16>) -> !kt.rt<16x16xbf16, row> loc("kernels.py":279:0)
+    "kt.wait_for"(%5) : (!kt.rt<16x16xbf16, row>) -> () loc("kernels.py":280:0)
+    %6 = "kt.binary"(%4, %5) <{fn = "add"}> : (!kt.rt<16x16xbf16, row>, !kt.rt<16x16xbf16, row>) -> !kt.rt<16x16xbf16, row> loc("kernels.py":281:0)
+    "kt.store"(%1, %3, %3, %3, %3, %6) : (!kt.global<bf16>, index, index, index, index, !kt.rt<16x16xbf16, row>) -> () loc("kernels.py":281:0)
+    func.return loc("kernels.py":273:0)
+  } loc("kernels.py":273:0)
 }
 
 // -----
