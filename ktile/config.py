@@ -21,7 +21,10 @@ BACKEND = EnvVar("KTILE_BACKEND", "auto",
                  "interpret")
 CACHE_DIR = EnvVar("KTILE_CACHE_DIR", "", "build cache folder (default ~/.cache/ktile)")
 
-ALL = (TARGET, BACKEND, CACHE_DIR)
+UPDATE_GOLDEN = EnvVar("KTILE_UPDATE_GOLDEN", "",
+                       "tests: 1 rewrites the golden C++ files instead of comparing against them")
+
+ALL = (TARGET, BACKEND, CACHE_DIR, UPDATE_GOLDEN)
 
 
 def default_target() -> str:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from ktile import config
+
 import ktile as hk
 
 
@@ -45,7 +47,7 @@ def gemm(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 # declared here until ktile/config.py takes it over
-UPDATE_GOLDEN = os.environ.get("KTILE_UPDATE_GOLDEN", "") == "1"
+UPDATE_GOLDEN = config.UPDATE_GOLDEN.get() == "1"
 CASES = [(kernel, target) for kernel in (add, gemm) for target in ("gfx1100", "sm_90a")]
 
 
