@@ -83,33 +83,6 @@ class Scalar(Value):
             return _floor_mod(x, y)
         return Scalar(_b().scalar_binary(fn, x.v, y.v))
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __rtruediv__(self, o): return self._binary("div", o, True)
-    def __floordiv__(self, o): return self._binary("floordiv", o)
-    def __rfloordiv__(self, o): return self._binary("floordiv", o, True)
-    def __mod__(self, o): return self._binary("mod", o)
-    def __rmod__(self, o): return self._binary("mod", o, True)
-    def __and__(self, o): return self._binary("and", o)
-    def __rand__(self, o): return self._binary("and", o, True)
-    def __or__(self, o): return self._binary("or", o)
-    def __ror__(self, o): return self._binary("or", o, True)
-    def __xor__(self, o): return self._binary("xor", o)
-    def __lshift__(self, o): return self._binary("shl", o)
-    def __rshift__(self, o): return self._binary("shr", o)
-    def __lt__(self, o): return self._binary("lt", o)
-    def __le__(self, o): return self._binary("le", o)
-    def __gt__(self, o): return self._binary("gt", o)
-    def __ge__(self, o): return self._binary("ge", o)
-    def __eq__(self, o): return self._binary("eq", o)  # type: ignore[override]
-    def __ne__(self, o): return self._binary("ne", o)  # type: ignore[override]
-    __hash__ = Value.__hash__
-
     def __neg__(self):
         return self._binary("sub", 0, reverse=True)
 
@@ -128,6 +101,29 @@ def _floor_mod(x: Scalar, y: Scalar) -> Scalar:
     signs_differ = b.scalar_compare("lt", b.scalar_binary("xor", r, y.v), zero)
     adjust = b.scalar_binary("and", nonzero, signs_differ)
     return Scalar(b.scalar_select(adjust, b.scalar_binary("add", r, y.v), r))
+
+
+def _operator(fn: str, reverse: bool = False):
+    def apply(self, other):
+        return self._binary(fn, other, reverse)
+    return apply
+
+
+def define_operators(cls, table: dict[str, str], reflected: tuple[str, ...]) -> None:
+    """Python operators → `cls._binary(fn, other, reverse)`; `reflected` also gets `__rX__`."""
+    for dunder, fn in table.items():
+        setattr(cls, f"__{dunder}__", _operator(fn))
+        if dunder in reflected:
+            setattr(cls, f"__r{dunder}__", _operator(fn, reverse=True))
+    cls.__hash__ = Value.__hash__
+
+
+_ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div"}
+_COMPARISONS = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+define_operators(Scalar, {**_ARITHMETIC, **_COMPARISONS, "floordiv": "floordiv", "mod": "mod",
+                          "and": "and", "or": "or", "xor": "xor", "lshift": "shl",
+                          "rshift": "shr"},
+                 reflected=("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or"))
 
 
 def scalar_const(value: Any, like: Scalar | None = None) -> Scalar:
@@ -235,25 +231,6 @@ class _Elementwise(Value):
         raise tracer.error(f"cannot apply `{BINARY_DUNDERS.get(fn, fn)}` to {describe(self)} "
                            f"and {describe(other)}")
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __rtruediv__(self, o): return self._binary("div", o, True)
-    def __pow__(self, o): return self._binary("pow", o)
-    def __lt__(self, o): return self._binary("lt", o)
-    def __le__(self, o): return self._binary("le", o)
-    def __gt__(self, o): return self._binary("gt", o)
-    def __ge__(self, o): return self._binary("ge", o)
-    def __eq__(self, o): return self._binary("eq", o)  # type: ignore[override]
-    def __ne__(self, o): return self._binary("ne", o)  # type: ignore[override]
-    def __and__(self, o): return self._binary("and", o)
-    def __or__(self, o): return self._binary("or", o)
-    __hash__ = Value.__hash__
-
     def __neg__(self):
         return self._wrap(_b().unary("neg", self.v))
 
@@ -268,6 +245,10 @@ class _Elementwise(Value):
         if dt == self.dtype:
             return self
         return self._wrap(_b().cast(self.v, self._retyped(dt)))
+
+
+define_operators(_Elementwise, {**_ARITHMETIC, **_COMPARISONS, "pow": "pow", "and": "and",
+                                 "or": "or"}, reflected=("add", "sub", "mul", "truediv"))
 
 
 class Tile(_Elementwise):
