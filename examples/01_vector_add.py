@@ -16,12 +16,12 @@ KERNELS = [(add, {})]
 CASES = [(1, 1, 16, 64), (2, 1, 48, 192), (1, 1, 37, 100), (3, 1, 5, 70)]
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.elementwise.reference import add as reference
     a, b = torch_rand(shape, torch.bfloat16, 1), torch_rand(shape, torch.bfloat16, 2)
     o = torch.full(shape, float("nan"), dtype=torch.bfloat16)
-    runner(add, backend)(a, b, o, target=target)
+    runner(add, backend, device)(a, b, o, target=target)
     want = reference(a.float().numpy(), b.float().numpy(), hk.bf16)
     return max_abs_error(o.float().numpy(), want), 0.0
 

@@ -29,14 +29,14 @@ KERNELS = [(rmsnorm, {})]
 CASES = [(1, 16, 64), (2, 40, 256), (1, 21, 300), (3, 7, 1000)]
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.rmsnorm.reference import rmsnorm as reference, tolerance
     batch, rows, cols = shape
     x = torch_rand((batch, 1, rows, cols), torch.bfloat16, 3)
     w = torch_rand((1, 1, 1, cols), torch.bfloat16, 4)
     o = torch.full_like(x, float("nan"))
-    runner(rmsnorm, backend)(x, w, o, target=target)
+    runner(rmsnorm, backend, device)(x, w, o, target=target)
     want = reference(x.float().numpy(), w.float().numpy(), 1e-6, hk.bf16)
     return max_abs_error(o.float().numpy(), want), tolerance(want)
 

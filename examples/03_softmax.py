@@ -26,12 +26,12 @@ KERNELS = [(softmax, {})]
 CASES = [(1, 1, 16, 64), (2, 2, 33, 130), (1, 1, 5, 1000), (1, 3, 50, 17)]
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.softmax.reference import softmax as reference, tolerance
     x = torch_rand(shape, torch.float32, 5, scale=3.0)
     o = torch.full_like(x, float("nan"))
-    runner(softmax, backend)(x, o, target=target)
+    runner(softmax, backend, device)(x, o, target=target)
     return max_abs_error(o.numpy(), reference(x.numpy(), hk.fp32)), tolerance(hk.fp32)
 
 

@@ -28,14 +28,14 @@ KERNELS = [(gemm, {})]
 CASES = [(1, 32, 32, 32), (1, 64, 96, 128), (2, 45, 70, 50), (1, 17, 33, 100)]
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.gemm.reference import gemm_abt, tolerance
     batch, m, n, k = shape
     a = torch_rand((batch, 1, m, k), torch.bfloat16, 6)
     b = torch_rand((batch, 1, n, k), torch.bfloat16, 7)
     c = torch.full((batch, 1, m, n), float("nan"))
-    runner(gemm, backend)(a, b, c, target=target)
+    runner(gemm, backend, device)(a, b, c, target=target)
     an, bn = a.float().numpy(), b.float().numpy()
     return max_abs_error(c.numpy(), gemm_abt(an, bn)), tolerance(an, bn)
 

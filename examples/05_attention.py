@@ -44,7 +44,7 @@ KERNELS = [(attention, {}), (attention, {"CAUSAL": False})]
 CASES = [(1, 2, 2, 64, True), (1, 4, 2, 100, True), (2, 2, 1, 45, False), (1, 3, 1, 70, True)]
 
 
-def run_case(case, backend="interpret", target=None):
+def run_case(case, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.attention.reference import attention as reference, tolerance
     batch, heads, kv_heads, n, causal = case
@@ -52,7 +52,7 @@ def run_case(case, backend="interpret", target=None):
     k = torch_rand((batch, kv_heads, n, 64), torch.bfloat16, 9)
     v = torch_rand((batch, kv_heads, n, 64), torch.bfloat16, 10)
     o = torch.full_like(q, float("nan"))
-    runner(attention, backend)(q, k, v, o, target=target, CAUSAL=causal)
+    runner(attention, backend, device)(q, k, v, o, target=target, CAUSAL=causal)
     want = reference(q.float().numpy(), k.float().numpy(), v.float().numpy(), causal)
     return max_abs_error(o.float().numpy(), want), tolerance(v.float().numpy())
 

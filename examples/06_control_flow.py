@@ -59,13 +59,13 @@ KERNELS = [(control_flow, {})]
 CASES = [(1, 16, 64), (2, 40, 100), (1, 7, 300)]
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     batch, rows, cols = shape
     x = torch_rand((batch, 1, rows, cols), torch.float32, 11, scale=2.0) + 0.3
     sums = torch.full((batch, 1, 1, rows), float("nan"))
     counts = torch.full((batch, 1, 1, rows), float("nan"))
-    runner(control_flow, backend)(x, sums, counts, target=target)
+    runner(control_flow, backend, device)(x, sums, counts, target=target)
     want_sums, want_counts = reference(x.numpy())
     err = max(max_abs_error(sums[:, 0, 0].numpy(), want_sums),
               max_abs_error(counts[:, 0, 0].numpy(), want_counts))

@@ -22,13 +22,13 @@ KERNELS = [(dropout, {})]
 CASES = [((1, 1000), 0.5, 123), ((16, 64), 0.25, 7), ((37, 90), 0.75, 2024)]
 
 
-def run_case(case, backend="interpret", target=None):
+def run_case(case, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.dropout.reference import dropout as reference
     (rows, cols), p, seed = case
     x = torch_rand((1, 1, rows, cols), torch.float32, 12)
     o = torch.full_like(x, float("nan"))
-    runner(dropout, backend)(x, o, target=target, P=p, SEED=seed)
+    runner(dropout, backend, device)(x, o, target=target, P=p, SEED=seed)
     want, _ = reference(x.numpy().reshape(-1), p, seed)
     return max_abs_error(o.numpy().reshape(-1), want), 1e-6
 

@@ -15,7 +15,7 @@ KERNELS = [(embedding, {})]
 CASES = [(16, 100, 64), (45, 1000, 96), (7, 30, 200)]   # (tokens, vocabulary, width)
 
 
-def run_case(case, backend="interpret", target=None):
+def run_case(case, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.embedding.reference import embedding as reference
     tokens, vocab, width = case
@@ -23,7 +23,7 @@ def run_case(case, backend="interpret", target=None):
     ids = torch.randint(-2, vocab + 2, (1, 1, 1, tokens), generator=g, dtype=torch.int32)
     table = torch_rand((1, 1, vocab, width), torch.bfloat16, 14)
     out = torch.full((1, 1, tokens, width), float("nan"), dtype=torch.bfloat16)
-    runner(embedding, backend)(ids, table, out, target=target)
+    runner(embedding, backend, device)(ids, table, out, target=target)
     want = reference(ids.numpy(), table[0, 0].float().numpy())
     return max_abs_error(out[0, 0].float().numpy(), want), 0.0
 

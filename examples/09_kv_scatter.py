@@ -16,7 +16,7 @@ KERNELS = [(kv_write, {})]
 CASES = [(16, 64, 64, 1), (30, 100, 128, 2), (5, 40, 80, 3)]   # (tokens, slots, width, heads)
 
 
-def run_case(case, backend="interpret", target=None):
+def run_case(case, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.kv_cache.reference import kv_write as reference
     tokens, n_slots, width, heads = case
@@ -28,7 +28,7 @@ def run_case(case, backend="interpret", target=None):
     cache = torch_rand((1, heads, n_slots, width), torch.bfloat16, 17)
     want = [reference(cache[0, h].float().numpy(), new[0, h].float().numpy(), slots.numpy())
             for h in range(heads)]
-    runner(kv_write, backend)(new, slots, cache, target=target)
+    runner(kv_write, backend, device)(new, slots, cache, target=target)
     return max(max_abs_error(cache[0, h].float().numpy(), want[h]) for h in range(heads)), 0.0
 
 

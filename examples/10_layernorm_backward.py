@@ -49,7 +49,7 @@ KERNELS = [(layernorm_dx, {}), (column_sum, {})]
 CASES = [(16, 64), (50, 200), (33, 1000), (7, 30)]   # (rows, cols)
 
 
-def run_case(shape, backend="interpret", target=None):
+def run_case(shape, backend="interpret", target=None, device="cpu"):
     import torch
     from ktile.ops.layernorm.reference import forward_stats, layernorm_backward, tolerance
     rows, cols = shape
@@ -62,9 +62,9 @@ def run_case(shape, backend="interpret", target=None):
     dx = torch.full_like(x, float("nan"))
     dw_part, db_part = (torch.full((1, 1, blocks, cols), float("nan")) for _ in range(2))
     dw, db = (torch.full((1, 1, 1, cols), float("nan")) for _ in range(2))
-    runner(layernorm_dx, backend)(x, dy, w, mean, rstd, dx, dw_part, db_part, target=target)
-    runner(column_sum, backend)(dw_part, dw, target=target)
-    runner(column_sum, backend)(db_part, db, target=target)
+    runner(layernorm_dx, backend, device)(x, dy, w, mean, rstd, dx, dw_part, db_part, target=target)
+    runner(column_sum, backend, device)(dw_part, dw, target=target)
+    runner(column_sum, backend, device)(db_part, db, target=target)
     want = layernorm_backward(x[0, 0].numpy(), dy[0, 0].numpy(), w[0, 0].numpy(),
                               mean.reshape(-1).numpy(), rstd.reshape(-1).numpy())
     got = (dx[0, 0].numpy(), dw.reshape(-1).numpy(), db.reshape(-1).numpy())

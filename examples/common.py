@@ -30,12 +30,13 @@ class CaseResult:
     detail: str = ""
 
 
-def run_cases(module, backend: str = "interpret", target: str | None = None) -> list[CaseResult]:
+def run_cases(module, backend: str = "interpret", target: str | None = None,
+              device: str = "cpu") -> list[CaseResult]:
     results = []
     for case in module.CASES:
         start = time.perf_counter()
         try:
-            err, tol = module.run_case(case, backend=backend, target=target)
+            err, tol = module.run_case(case, backend=backend, target=target, device=device)
             ok = bool(err <= tol)
             detail = ""
         except ktile.KernelError as exc:
@@ -71,7 +72,9 @@ def example_main(namespace: dict) -> None:
             trace = kernel.trace(args.target, **constants)
             print(trace.dump() if args.dump == "ir" else trace.source())
         return
-    results = run_cases(module, "interpret", args.target)
+    device = "cpu" if args.interpret or not gpu_present() else "cuda"
+    backend = "interpret" if device == "cpu" else "auto"
+    results = run_cases(module, backend, args.target, device)
     width = max(len(r.case) for r in results)
     for r in results:
         status = "ok" if r.ok else "MISMATCH"
@@ -80,14 +83,33 @@ def example_main(namespace: dict) -> None:
         if r.detail:
             print(r.detail)
     failed = [r for r in results if not r.ok]
+    where = "interpreter" if device == "cpu" else "GPU"
     print(f"{len(results) - len(failed)} of {len(results)} cases match the reference "
-          f"(interpreter, target {args.target or ktile.config.default_target()})")
+          f"({where}, target {args.target or ('sm_90a' if device == 'cuda' else ktile.config.default_target())})")
     sys.exit(1 if failed else 0)
 
 
-def runner(kernel, backend: str):
-    """The kernel's call for this backend: `interpret` forces the CPU interpreter."""
-    return kernel.interpret if backend == "interpret" else kernel
+def runner(kernel, backend: str, device: str = "cpu"):
+    """The kernel's call for this backend (`interpret` forces the CPU interpreter). With a GPU
+    device, the (CPU) tensors are copied there for the call and the results copied back."""
+    call = kernel.interpret if backend == "interpret" else kernel
+    if device == "cpu":
+        return call
+
+    def on_device(*tensors, **options):
+        moved = [t.to(device) for t in tensors]
+        call(*moved, **options)
+        for t, m in zip(tensors, moved):
+            t.copy_(m.cpu())
+    return on_device
+
+
+def gpu_present() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
 
 
 def torch_rand(shape, dtype, seed: int, scale: float = 1.0):

@@ -70,7 +70,7 @@ def test_example_command_lines():
 def test_example_main_exits_non_zero_on_a_mismatch(monkeypatch):
     from common import example_main
     fake = {"__doc__": "fake example", "KERNELS": [], "CASES": [(1,), (2,)],
-            "run_case": lambda case, backend, target: (1.0 if case == (2,) else 0.0, 0.5)}
+            "run_case": lambda case, backend, target, device: (1.0 if case == (2,) else 0.0, 0.5)}
     monkeypatch.setattr(sys, "argv", ["fake"])
     with pytest.raises(SystemExit) as exit_info:
         example_main(fake)
