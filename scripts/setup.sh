@@ -11,15 +11,24 @@ venv="$root/.venv"
 stamp="$venv/.ktile-setup"
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
 
+# pip's output only when it fails (this machine's extra indexes warn about every package)
+quiet_pip() {
+  local log; log="$(mktemp)"
+  if ! "$venv/bin/python" -m pip "$@" >"$log" 2>&1; then
+    grep -v "WARNING: Location" "$log" >&2; rm -f "$log"; return 1
+  fi
+  rm -f "$log"
+}
+
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv"
   "$python" -m venv "$venv"
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing ktile and its test tools into .venv"
-  "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-  "$venv/bin/python" -m pip install -q -e ".[test]"
-  "$venv/bin/python" -m pip install -q "torch==2.13.0" || \
+  quiet_pip install -q --upgrade pip
+  quiet_pip install -q -e ".[test]"
+  quiet_pip install -q "torch==2.13.0" || \
     echo "setup: torch could not be installed; examples that need bf16 tensors will be skipped"
   echo "$want" > "$stamp"
 fi
