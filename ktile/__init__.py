@@ -24,7 +24,8 @@ _LAZY = {name: "ktile.lang.builtins" for name in (
     "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
     "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
     "arch", "math", "group", "lds")}
-_LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret"})
+_LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret",
+              "torch_op": "ktile.runtime.torch_op"})
 
 
 def range(*args):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop
@@ -39,7 +40,7 @@ def __getattr__(name: str):
     if module is None:
         raise AttributeError(f"module 'ktile' has no attribute {name!r}")
     mod = import_module(module)
-    value = mod if module.endswith(name) else getattr(mod, name)
+    value = mod if module == f"ktile.{name}" else getattr(mod, name)  # a subpackage is itself
     globals()[name] = value
     return value
 

@@ -1,0 +1,273 @@
+"""`ktile.torch_op(kernel)`: a kernel as a `torch.library` custom op, `torch.ops.ktile.<name>`.
+
+    op = ktile.torch_op(rmsnorm, constants={"eps": 1e-5})
+    op(x, w, out)                      # eager: checked, then launched
+    torch.compile(f, fullgraph=True)   # f calls op(...): traced through the fake implementation
+
+The op's arguments are the kernel's tensor parameters; the ones the kernel stores to are its
+`mutates_args`; it returns nothing. Constants are bound when the op is made, so each
+(kernel, constants, target) is its own op with its own name. Three layers check the tensors:
+
+- the eager call (`TorchOp.__call__`) runs every check before torch's dispatcher is entered,
+  so a mistake surfaces as a ktile `InputError` naming the parameter and the fix;
+- the fake (meta) implementation checks dtype, rank, device and the shapes the kernel needs to
+  agree, symbolically (no specialisation on sizes), and does nothing else;
+- the cpu/cuda implementation checks the layout (innermost stride, outputs that share memory,
+  16-byte alignment on CUDA) on every call, compiled ones too, then launches (which checks the
+  rest again). It neither synchronises nor allocates, so it can be captured into a CUDA graph
+  once a first call has built the kernel.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+from typing import Any
+
+import torch
+
+from ..errors import InputError
+from ..lang.kernel import Kernel
+from .arguments import check_arguments, check_coindexed, check_same_device
+from .launch import launch
+
+NAMESPACE = "ktile"
+DEVICE_TYPES = ("cpu", "cuda")
+ALIGNMENT = 16  # bytes: the widest vector load the tile headers issue
+
+_OPS: dict[str, "TorchOp"] = {}   # "ktile::<name>" -> the op registered under it, this process
+_LOCK = threading.Lock()
+
+
+def torch_op(kernel: Kernel, *, name: str | None = None, constants: dict[str, Any] | None = None,
+             target: str | None = None) -> "TorchOp":
+    """Register `kernel` with these constants as `torch.ops.ktile.<name>` and return it, callable
+    like the kernel: `op(a, b, out)`. Asking again for the same kernel and constants returns the
+    same op."""
+    if not isinstance(kernel, Kernel):
+        raise InputError(f"torch_op takes an @hk.kernel, got {type(kernel).__name__}",
+                         hint="decorate the function with @hk.kernel(grid=...) first")
+    values = kernel.resolve_constants(dict(constants or {}))
+    op_name = _checked_name(kernel, name) if name is not None else \
+        _default_name(kernel, values, target)
+    with _LOCK:
+        existing = _OPS.get(f"{NAMESPACE}::{op_name}")
+        if existing is not None:
+            return existing.rebind(kernel, values, target)
+        op = TorchOp(kernel, values, target, op_name)
+        _OPS[op.name] = op
+        return op
+
+
+class TorchOp:
+    """One kernel, its bound constants and target, registered as a torch custom op."""
+
+    def __init__(self, kernel: Kernel, constants: dict[str, Any], target: str | None,
+                 op_name: str):
+        self.name = f"{NAMESPACE}::{op_name}"
+        self.constants = constants
+        self.target = target
+        self._bind(kernel)
+        self._identity = _identity(kernel, constants, target)
+        self._built_on: set[torch.device] = set()   # CUDA devices a call has already run on
+        self.custom_op = _register(self)
+        self.overload = getattr(getattr(torch.ops, NAMESPACE), op_name).default
+
+    def __repr__(self) -> str:
+        return f"<ktile torch op {self.name}: kernel {self.kernel.name} at {self.kernel.def_loc}>"
+
+    def __call__(self, *tensors, **constants) -> None:
+        if constants:
+            raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "
+                             f"constants were bound when it was made", kernel=self.kernel.name,
+                             hint="make another op: ktile.torch_op(kernel, constants={...})")
+        if not torch.compiler.is_compiling():  # compiled calls are checked by the fake impl
+            check_call(self, tensors)
+        return self.overload(*tensors)
+
+    def _bind(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.trace = kernel.trace(self.target, **self.constants)
+        self.params, self.mutated = _schema(kernel, self.trace)
+
+    def rebind(self, kernel: Kernel, constants: dict[str, Any], target: str | None) -> "TorchOp":
+        """The op for a second request of its name: itself, following a redefinition of its
+        kernel (a re-run notebook cell) when the schema is unchanged; torch cannot redefine an
+        op's schema in a running process, so anything else is refused."""
+        if _identity(kernel, constants, target) != self._identity:
+            raise InputError(f"op name {self.name} is already taken by kernel "
+                             f"'{self.kernel.name}' at {self.kernel.def_loc} with constants "
+                             f"{self.constants} and target {self.target}", kernel=kernel.name,
+                             hint="give this one its own name: ktile.torch_op(kernel, name=...)")
+        if kernel is self.kernel:
+            return self
+        new_schema = _schema(kernel, kernel.trace(self.target, **self.constants))
+        if new_schema != (self.params, self.mutated):
+            raise InputError(f"kernel '{kernel.name}' was redefined with other tensor parameters "
+                             f"or outputs (params, written) {new_schema} than op {self.name} was "
+                             f"registered with {(self.params, self.mutated)}", kernel=kernel.name,
+                             hint="register the new definition under a new name: "
+                                  "ktile.torch_op(kernel, name=...)")
+        self._bind(kernel)
+        return self
+
+    # ---- what torch's dispatcher calls ---------------------------------------------------
+
+    def run(self, *tensors: torch.Tensor) -> None:
+        """The cpu and cuda implementation: layout checks, then the launch (which checks dtype,
+        rank, device and shapes itself)."""
+        check_layout(self, tensors)
+        device = tensors[0].device
+        if device.type == "cuda":
+            check_not_first_in_capture(self, device)
+        launch(self.kernel, tensors, self.constants, self.target)
+        self._built_on.add(device)
+
+    def fake(self, *tensors: torch.Tensor) -> None:
+        """The fake (meta) implementation: symbolic checks, no work."""
+        check_symbolic(self, tensors)
+
+
+# ---- names -------------------------------------------------------------------------------
+
+def _constants_key(values: dict[str, Any]) -> tuple:
+    """As the trace cache keys constants: by repr, so 1 and 1.0 are different builds."""
+    return tuple(sorted((k, repr(v)) for k, v in values.items()))
+
+
+def _identity(kernel: Kernel, values: dict[str, Any], target: str | None) -> tuple:
+    """What an op name stands for; the kernel is named by where it is defined, so a redefinition
+    of the same function is the same op."""
+    return (kernel.fn.__module__, kernel.fn.__qualname__, _constants_key(values), target)
+
+
+def _default_name(kernel: Kernel, values: dict[str, Any], target: str | None) -> str:
+    """The kernel's name for its default constants and target; otherwise a suffix hashed from the
+    constants and target, the same in every process (compiled-graph caches key ops by name)."""
+    defaults = {name: default for name, (_, default) in kernel.constexprs.items()}
+    if target is None and _constants_key(values) == _constants_key(defaults):
+        return kernel.name
+    digest = hashlib.sha256(repr((_constants_key(values), target)).encode()).hexdigest()[:8]
+    return f"{kernel.name}_{digest}"
+
+
+def _checked_name(kernel: Kernel, name: str) -> str:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"op name {name!r} is not a Python identifier", kernel=kernel.name,
+                         hint=f"the namespace is always '{NAMESPACE}'; pass only the name, "
+                              f"e.g. name='{kernel.name}_fast'")
+    return name
+
+
+def _schema(kernel: Kernel, trace) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The op's arguments (the tensor parameters) and which of them it mutates."""
+    params = tuple(p.name for p in kernel.params)
+    return params, tuple(params[i] for i in trace.written_params)
+
+
+def _register(op: TorchOp):
+    def prototype(*tensors):
+        pass
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    prototype.__signature__ = inspect.Signature(  # what torch infers the schema from
+        [inspect.Parameter(p, positional, annotation=torch.Tensor) for p in op.params],
+        return_annotation=None)
+    schema = torch.library.infer_schema(prototype, mutates_args=op.mutated)
+    custom = torch.library.custom_op(op.name, op.run, mutates_args=op.mutated,
+                                     device_types=DEVICE_TYPES, schema=schema)
+    custom.register_fake(op.fake)
+    return custom
+
+
+# ---- checks ------------------------------------------------------------------------------
+
+def check_call(op: TorchOp, tensors: tuple) -> None:
+    """Everything, before the dispatcher is entered: an eager call's errors are ktile's."""
+    for param, value in zip(op.params, tensors):
+        if not isinstance(value, torch.Tensor):
+            raise InputError(f"parameter '{param}' must be a torch.Tensor for op {op.name}, got "
+                             f"{type(value).__name__}", kernel=op.kernel.name,
+                             hint="torch.from_numpy(x), or call the kernel itself on numpy arrays")
+    arguments = check_arguments(op.kernel, tensors)
+    check_same_device(op.kernel, arguments)
+    check_coindexed(op.kernel, op.trace, arguments)
+    check_layout(op, tensors)
+
+
+def check_layout(op: TorchOp, tensors: tuple) -> None:
+    """What is checked on the real tensors of every call, eager or compiled: the layout (a
+    compiled graph may hand the op tensors laid out otherwise than at tracing) and the address."""
+    for param, t in zip(op.params, tensors):
+        if t.stride(-1) != 1 and t.shape[-1] != 1:
+            raise InputError(f"parameter '{param}' has stride {t.stride(-1)} in its last "
+                             f"dimension; the kernel reads each row as one contiguous run",
+                             kernel=op.kernel.name, hint=_layout_fix(op, param, ".contiguous()"))
+        if param in op.mutated and any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+            raise InputError(f"parameter '{param}' is written but several of its elements share "
+                             f"memory (strides {t.stride()}: expanded or broadcast)",
+                             kernel=op.kernel.name, hint=_layout_fix(op, param, ".contiguous()"))
+        if t.device.type == "cuda" and t.data_ptr() % ALIGNMENT:
+            raise InputError(f"parameter '{param}' starts {t.data_ptr() % ALIGNMENT} bytes past a "
+                             f"{ALIGNMENT}-byte boundary; the kernel's vector loads need "
+                             f"{ALIGNMENT}-byte aligned data", kernel=op.kernel.name,
+                             hint=_layout_fix(op, param, ".clone() (a fresh allocation)"))
+
+
+def _layout_fix(op: TorchOp, param: str, copy: str) -> str:
+    """The fix: a copy (`.contiguous()`, `.clone()`) for an input; for an output, a fresh one."""
+    if param in op.mutated:  # a copy of an output would receive the result instead of it
+        return (f"'{param}' is written: pass a freshly allocated output (torch.empty(...)) and "
+                f"copy it into the view afterwards")
+    return f"pass {param}{copy}"
+
+
+def check_not_first_in_capture(op: TorchOp, device: torch.device) -> None:
+    """The first call on a device builds and loads the kernel, which a CUDA graph capture
+    cannot contain; later calls only launch."""
+    if device in op._built_on or not torch.cuda.is_current_stream_capturing():
+        return
+    raise InputError(f"the first call of op {op.name} on {device} is inside a CUDA graph "
+                     f"capture; building the kernel cannot be captured", kernel=op.kernel.name,
+                     hint="call the op once before capturing (torch.cuda.graphs' warm-up on a "
+                          "side stream does it)")
+
+
+def check_symbolic(op: TorchOp, tensors: tuple) -> None:
+    """dtype, rank, one device, and the shapes the kernel reads and writes at the same tile
+    coordinates, on fake tensors whose sizes may be symbols: equalities are asserted, never
+    specialised on."""
+    for param, t in zip(op.kernel.params, tensors):
+        _check_dtype_and_rank(op, param, t)
+    if len({t.device for t in tensors}) > 1:
+        listed = ", ".join(f"'{p}' on {t.device}" for p, t in zip(op.params, tensors))
+        raise InputError(f"tensors are on different devices: {listed}", kernel=op.kernel.name,
+                         hint="move them to one device first")
+    for group in op.trace.coindexed:
+        _check_same_shape(op, tensors, group)
+
+
+def _check_dtype_and_rank(op: TorchOp, param, t: torch.Tensor) -> None:
+    """As `arguments.check_arguments` words them, without reading sizes as ints (which would
+    specialise a compiled graph on them)."""
+    want = getattr(torch, param.spec.dtype.torch_name)
+    if t.dtype != want:
+        raise InputError(f"parameter '{param.name}' must hold {param.spec.dtype!r} elements, got "
+                         f"{str(t.dtype).removeprefix('torch.')}", kernel=op.kernel.name,
+                         hint=f"convert it: x.to({want})")
+    if t.dim() != 4:
+        raise InputError(f"parameter '{param.name}' must be 4-D (batch, depth, rows, cols), got "
+                         f"{t.dim()}-D", kernel=op.kernel.name,
+                         hint="view it as 4-D, e.g. x.reshape(1, 1, rows, cols)")
+
+
+def _check_same_shape(op: TorchOp, tensors: tuple, group: tuple[int, ...]) -> None:
+    from torch.fx.experimental.symbolic_shapes import expect_true
+    first = tensors[group[0]]
+    for k in group[1:]:
+        other = tensors[k]
+        if all(expect_true(a == b) for a, b in zip(first.shape, other.shape)):
+            continue
+        raise InputError(f"parameters '{op.params[group[0]]}' {tuple(first.shape)} and "
+                         f"'{op.params[k]}' {tuple(other.shape)} are used at the same tile "
+                         f"coordinates but differ in shape", kernel=op.kernel.name,
+                         hint="pass tensors of the same shape")

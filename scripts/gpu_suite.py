@@ -1,0 +1,242 @@
+"""The GPU suite (tier 3): one run on an NVIDIA GPU machine that builds every example for
+sm_90a, checks each against its reference at all its shapes, replays each from a CUDA graph,
+times each against torch in the same process, measures the issue's performance criteria, and
+runs compute-sanitizer memcheck and racecheck on a small shape of each. Writes
+`$OUT/gpu_suite.json` (or --json PATH) and prints a short table last.
+
+    python3 scripts/gpu_suite.py [--only NAME] [--skip-sanitizer] [--json PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for sub in ("", "examples", "tests", "benchmarks"):
+    sys.path.insert(0, os.path.join(ROOT, sub))
+
+TARGET = "sm_90a"
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def cuda_time_ms(torch, step, warmup: int = 3, repeat: int = 20) -> float:
+    """Median of `repeat` timed runs, CUDA events around each."""
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def copy_bandwidth(torch) -> float:
+    """Device-to-device copy bandwidth in GB/s (bytes read + written), 2 GiB buffers."""
+    src = torch.empty(1 << 30, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    ms = cuda_time_ms(torch, lambda: dst.copy_(src))
+    return 2 * src.numel() * 2 / ms / 1e6
+
+
+def phase(results: dict, key: str, fn) -> None:
+    try:
+        results[key] = fn()
+    except Exception as exc:  # the suite records every failure and goes on
+        results[key] = {"error": f"{type(exc).__name__}: {exc}",
+                        "trace": traceback.format_exc(limit=6)}
+        log(f"{key}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+
+def build_all(module) -> list[dict]:
+    out = []
+    for kernel, constants in module.KERNELS:
+        start = time.perf_counter()
+        build = kernel.build(TARGET, **constants)
+        r = build.resources
+        out.append({"kernel": kernel.name, "constants": {k: repr(v) for k, v in constants.items()},
+                    "seconds": time.perf_counter() - start, "registers": r.registers,
+                    "spill_bytes": r.spill_stores + r.spill_loads, "stack_bytes": r.stack_bytes,
+                    "shared_bytes": r.shared_bytes})
+    return out
+
+
+def check_all(module) -> list[dict]:
+    out = []
+    for case in module.CASES:
+        err, tol = module.run_case(case, backend="auto", target=TARGET, device="cuda")
+        out.append({"case": repr(case), "error": err, "tolerance": tol, "ok": bool(err <= tol)})
+    return out
+
+
+def graph_replay(torch, module, bench) -> dict:
+    """Capture one launch in a CUDA graph, copy fresh inputs in, replay, compare with eager."""
+    kernel = getattr(module, bench.kernel)
+    args, constants = bench.make(torch, "cuda")
+    kernel(*args, **constants)                      # build and warm up outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        kernel(*args, **constants)
+    fresh, _ = bench.make(torch, "cuda")
+    for dst, src in zip(args, fresh):
+        dst.copy_(src)
+    graph.replay()
+    torch.cuda.synchronize()
+    replayed = [a.clone() for a in args]
+    kernel(*fresh, **constants)
+    torch.cuda.synchronize()
+    same = all(torch.equal(r, f) for r, f in zip(replayed, fresh))
+    return {"ok": bool(same)}
+
+
+def time_bench(torch, module, bench) -> dict:
+    kernel = getattr(module, bench.kernel)
+    args, constants = bench.make(torch, "cuda")
+    ours = cuda_time_ms(torch, lambda: kernel(*args, **constants))
+    theirs = cuda_time_ms(torch, lambda: bench.torch_step(torch, args))
+    moved = bench.bytes_moved(args)
+    return {"ktile_ms": ours, "torch_ms": theirs, "baseline": bench.baseline,
+            "speedup": theirs / ours, "ktile_GBps": moved / ours / 1e6}
+
+
+def host_overhead(torch, module) -> dict:
+    """Host time per call of a small ktile add against torch.add on the same tensors."""
+    a = torch.randn(1, 1, 16, 64, device="cuda").to(torch.bfloat16)
+    b, o = torch.randn_like(a), torch.empty_like(a)
+    calls = 2000
+
+    def per_call(fn):
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) / calls * 1e6
+    ours = statistics.median(per_call(lambda: module.add(a, b, o)) for _ in range(3))
+    theirs = statistics.median(per_call(lambda: torch.add(a, b, out=o)) for _ in range(3))
+    return {"ktile_us": ours, "torch_add_us": theirs, "ratio": ours / theirs}
+
+
+def sanitizer(tool: str, names: list[str]) -> dict:
+    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", sys.executable,
+           os.path.abspath(__file__), "--child-small", ",".join(names)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420)
+    tail = (proc.stdout + proc.stderr)[-3000:]
+    return {"ok": proc.returncode == 0, "returncode": proc.returncode,
+            "seconds": time.perf_counter() - start, "tail": tail}
+
+
+def child_small(names: list[str]) -> int:
+    """Under compute-sanitizer: the smallest case of each example on the GPU."""
+    from examples_index import load
+    bad = 0
+    for name in names:
+        module = load(name)
+        err, tol = module.run_case(module.CASES[0], backend="auto", target=TARGET, device="cuda")
+        print(f"{name}: err {err:.3g} tol {tol:.3g}", flush=True)
+        bad += err > tol
+    return 1 if bad else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only")
+    parser.add_argument("--skip-sanitizer", action="store_true")
+    parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "gpu_suite.json"))
+    parser.add_argument("--child-small")
+    args = parser.parse_args()
+    if args.child_small:
+        return child_small(args.child_small.split(","))
+
+    import torch
+    from examples_index import EXAMPLE_NAMES, load
+    from gpu_cases import BENCHES
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: the GPU suite runs on an NVIDIA machine (see docs/performance.md)")
+        return 2
+    names = [n for n in EXAMPLE_NAMES if not args.only or args.only in n]
+    benches = {b.example: b for b in BENCHES}
+    started = time.perf_counter()
+    summary: dict = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                     "capability": list(torch.cuda.get_device_capability()), "examples": {}}
+    log(f"device {summary['device']}, torch {summary['torch']}")
+    phase(summary, "copy_GBps", lambda: copy_bandwidth(torch))
+    for name in names:
+        module, row = load(name), {}
+        log(f"{name}: build, check")
+        phase(row, "builds", lambda: build_all(module))
+        phase(row, "checks", lambda: check_all(module))
+        if name in benches:
+            log(f"{name}: graph replay, timing")
+            phase(row, "graph", lambda: graph_replay(torch, module, benches[name]))
+            phase(row, "timing", lambda: time_bench(torch, module, benches[name]))
+        summary["examples"][name] = row
+    if "01_vector_add" in names:
+        phase(summary, "host_overhead", lambda: host_overhead(torch, load("01_vector_add")))
+    if not args.skip_sanitizer:
+        for tool in ("memcheck", "racecheck"):
+            log(f"compute-sanitizer {tool}")
+            phase(summary, f"sanitizer_{tool}", lambda: sanitizer(tool, names))
+    summary["seconds"] = time.perf_counter() - started
+    with open(args.json, "w") as f:
+        json.dump(summary, f, indent=2, default=str)
+    print_table(summary)
+    return 0
+
+
+def _ok(value) -> str:
+    if isinstance(value, dict) and "error" in value:
+        return "ERROR"
+    return "ok" if value else "FAIL"
+
+
+def print_table(s: dict) -> None:
+    copy = s.get("copy_GBps")
+    print(f"\nGPU suite on {s['device']} (torch {s['torch']}), {s['seconds']:.0f} s; "
+          f"D2D copy {copy if isinstance(copy, dict) else f'{copy:.0f} GB/s'}")
+    print(f"{'example':<22} {'build':<6} {'checks':<8} {'graph':<6} {'ktile ms':>9} {'torch ms':>9} "
+          f"{'x':>5} {'GB/s':>6}  baseline")
+    for name, row in s["examples"].items():
+        builds = row.get("builds")
+        build_ok = isinstance(builds, list) and all(b["spill_bytes"] == 0 and b["stack_bytes"] == 0
+                                                    for b in builds)
+        checks = row.get("checks")
+        check_txt = (f"{sum(c['ok'] for c in checks)}/{len(checks)}" if isinstance(checks, list)
+                     else "ERROR")
+        graph = row.get("graph")
+        graph_txt = "-" if graph is None else _ok(graph.get("ok") if "error" not in graph else graph)
+        t = row.get("timing") or {}
+        if "ktile_ms" in t:
+            timing = f"{t['ktile_ms']:>9.3f} {t['torch_ms']:>9.3f} {t['speedup']:>5.2f} {t['ktile_GBps']:>6.0f}  {t['baseline']}"
+        else:
+            timing = "ERROR" if "error" in t else "-"
+        print(f"{name:<22} {'ok' if build_ok else 'FAIL':<6} {check_txt:<8} {graph_txt:<6} {timing}")
+    h = s.get("host_overhead")
+    if isinstance(h, dict) and "ratio" in h:
+        print(f"host overhead per call: ktile {h['ktile_us']:.1f} us, torch.add {h['torch_add_us']:.1f} us "
+              f"({h['ratio']:.2f}x)")
+    for tool in ("memcheck", "racecheck"):
+        r = s.get(f"sanitizer_{tool}")
+        if r is not None:
+            print(f"compute-sanitizer {tool}: {_ok(r.get('ok') if 'error' not in r else r)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
