@@ -20,11 +20,14 @@ BACKEND = EnvVar("KTILE_BACKEND", "auto",
                  "where a kernel call runs: auto (GPU when present, else the interpreter) or "
                  "interpret")
 CACHE_DIR = EnvVar("KTILE_CACHE_DIR", "", "build cache folder (default ~/.cache/ktile)")
+NVCC = EnvVar("KTILE_NVCC", "",
+              "nvcc to build NVIDIA targets with (default: nvcc on PATH, else "
+              "/usr/local/cuda/bin/nvcc)")
 
 UPDATE_GOLDEN = EnvVar("KTILE_UPDATE_GOLDEN", "",
                        "tests: 1 rewrites the golden C++ files instead of comparing against them")
 
-ALL = (TARGET, BACKEND, CACHE_DIR, UPDATE_GOLDEN)
+ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, UPDATE_GOLDEN)
 
 
 def default_target() -> str:

@@ -2,7 +2,8 @@
 
     k.trace(**constants)      the checked kt module (`.dump()` gives its text)
     k.source(target=...)      the C++ it translates to
-    k(*tensors, **constants)  runs it: on the interpreter when no GPU backend is present
+    k.build(target=...)       its code object, through the build cache and resource gate
+    k(*tensors, **constants)  runs it: on the GPU holding the tensors, else on the interpreter
 
 Traces are cached by source, constants and target.
 """
@@ -142,6 +143,12 @@ class Kernel:
     def source(self, target: str | None = None, **constants) -> str:
         return self.trace(target, **constants).source()
 
+    def build(self, target: str | None = None, **constants):
+        """The code object for `target` (default: as `trace`), through the build cache and
+        the resource gate: a `ktile.runtime.build.Build` (`.code_path`, `.report()`)."""
+        from ..runtime.build import build_trace
+        return build_trace(self.trace(target, **constants))
+
     def rewritten(self) -> Callable:
         if self._rewritten is None:
             from .control import HELPERS
@@ -152,13 +159,24 @@ class Kernel:
     # ---- calling -------------------------------------------------------------------------
 
     def __call__(self, *args, target: str | None = None, **constants):
-        from ..runtime.launch import launch
-        return launch(self, args, constants, target)
+        """Run on the GPU holding the tensors (torch CUDA tensors), else on the interpreter."""
+        return (_LAUNCH or _load_launch())(self, args, constants, target)
 
     def interpret(self, *args, target: str | None = None, **constants):
         """Run on the CPU interpreter, whatever hardware is present."""
         from ..runtime.launch import launch
         return launch(self, args, constants, target, backend="interpret")
+
+
+_LAUNCH: Callable | None = None   # ktile.runtime.launch.launch, bound on the first call
+
+
+def _load_launch() -> Callable:
+    """Bind the launch function once: a call's host overhead is part of its cost."""
+    global _LAUNCH
+    from ..runtime.launch import launch
+    _LAUNCH = launch
+    return launch
 
 
 def _signature(fn: Callable, loc: SourceLoc):

@@ -1,30 +1,61 @@
-"""A kernel call: check the tensors, trace (cached), and run on the chosen backend."""
+"""A kernel call: check the tensors, trace (cached), and run on the chosen backend.
+
+Backend `auto` runs a call whose tensors are on a GPU there, and anything else on the CPU
+interpreter; `interpret` always runs the interpreter, on copies of GPU tensors. A GPU call goes
+through a `gpu.GpuCall` kept per (kernel, target, constants), so a repeated call takes its fast
+path. `KTILE_BACKEND` is read at the first call of each of those, as Triton reads
+TRITON_INTERPRET once per function: reading the environment costs a microsecond, a sixth of
+the whole budget of a repeated call.
+"""
 from __future__ import annotations
 
-import warnings
-
 from .. import config
-from ..errors import InputError, KernelWarning
+from ..errors import InputError
 from .arguments import (check_arguments, check_coindexed, check_same_device, from_carrier,
                         to_carrier)
 
 BACKENDS = ("auto", "interpret")
 
+# (kernel, target, constants) → its GpuCall, or None where KTILE_BACKEND said `interpret`
+_GPU_CALLS: dict[tuple, object] = {}
+
 
 def launch(kernel, args: tuple, constants: dict, target: str | None, backend: str | None = None):
-    backend = backend or config.BACKEND.get()
+    if backend in (None, "auto") and args and getattr(args[0], "is_cuda", False) is True:
+        try:
+            call = _GPU_CALLS[(kernel, target, tuple(constants.items()))]
+        except (KeyError, TypeError):
+            call = gpu_call(kernel, target, constants)
+        if call is not None:
+            return call.fast(args)
+    _checked(backend or config.BACKEND.get())
+    arguments = check_arguments(kernel, args)
+    check_same_device(kernel, arguments)
+    trace = kernel.trace(target, **constants)
+    check_coindexed(kernel, trace, arguments)
+    return run_interpreter(trace, arguments)
+
+
+def gpu_call(kernel, target: str | None, constants: dict):
+    """The GpuCall of this kernel, target and constants, made on first use; None when
+    KTILE_BACKEND asks for the interpreter."""
+    key = (kernel, target, tuple(constants.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable constant: its repr stands for it
+        key = (kernel, target, tuple((k, repr(v)) for k, v in constants.items()))
+    if key not in _GPU_CALLS:
+        from .gpu import GpuCall
+        backend = _checked(config.BACKEND.get())
+        _GPU_CALLS[key] = GpuCall(kernel, target, constants) if backend == "auto" else None
+    return _GPU_CALLS[key]
+
+
+def _checked(backend: str) -> str:
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (from {config.BACKEND.name})",
                          hint=f"use one of {', '.join(BACKENDS)}")
-    arguments = check_arguments(kernel, args)
-    device = check_same_device(kernel, arguments)
-    trace = kernel.trace(target, **constants)
-    check_coindexed(kernel, trace, arguments)
-    if device != "cpu" and backend == "auto":
-        warnings.warn(f"kernel '{kernel.name}': no GPU backend is built into this ktile yet; "
-                      f"running the CPU interpreter on copies of the {device} tensors",
-                      KernelWarning, stacklevel=3)
-    return run_interpreter(trace, arguments)
+    return backend
 
 
 def run_interpreter(trace, arguments) -> None:

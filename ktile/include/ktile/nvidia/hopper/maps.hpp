@@ -1,0 +1,191 @@
+// ktile / NVIDIA Hopper: elementwise ops over tiles, vectors and scalars (kt.unary, kt.binary,
+// kt.select, kt.cast, kt.fill, kt.iota, kt.causal_mask), destination first.
+//
+// Each operand is read through a "reader" at the destination's element positions: a scalar is
+// the same everywhere; a tile of the destination's layout is read in place whatever its
+// fragment tag (lane-local); a tile of the other layout is moved first (layout_convert.hpp);
+// a vector is read in the form the destination's layout needs along its axis (register_tile.hpp),
+// converted when it is stored in the other form. What one element computes is
+// elementwise_ops.hpp.
+#pragma once
+
+#include "ktile/nvidia/hopper/elementwise_ops.hpp"
+#include "ktile/nvidia/hopper/layout_convert.hpp"
+
+namespace kt {
+namespace detail {
+
+template <class X> struct scalar_reader {
+  X v;
+  __device__ __forceinline__ X get(const tile_pos&) const { return v; }
+  __device__ __forceinline__ X get(const vec_pos&) const { return v; }
+};
+template <class X> struct tile_reader {       // X: a tile type, or a reference to one
+  X x;
+  __device__ __forceinline__ auto get(const tile_pos& q) const { return at(x, q); }
+};
+template <class V, class Axis> struct vec_on_tile_reader {   // V: vec_regs, or a reference
+  V v;
+  __device__ __forceinline__ auto get(const tile_pos& q) const {
+    const int chunk = std::is_same<Axis, row_axis>::value ? q.i : q.j;
+    if constexpr (std::is_same<typename std::decay_t<V>::form, g_form>::value) return v.data[chunk][q.p & 1];
+    else return elem(v.data[chunk][q.p >> 1], q.e);
+  }
+};
+template <class V> struct vec_reader {
+  V v;
+  __device__ __forceinline__ auto get(const vec_pos& q) const { return at_vec(v, q); }
+};
+
+// The vector form a tile of layout L reads a vector of axis A in.
+template <class L, class A> using form_for = std::conditional_t<
+    std::is_same<L, row>::value == std::is_same<A, row_axis>::value, g_form, t_form>;
+
+template <class Dst, class X> __device__ __forceinline__ auto tile_operand(const X& x) {
+  static_assert(is_rt<Dst>::value, "kt: a tile operand needs a tile destination");
+  static_assert(X::rows == Dst::rows && X::cols == Dst::cols, "kt: elementwise tiles must have the same shape");
+  if constexpr (std::is_same<typename X::layout, typename Dst::layout>::value) {
+    return tile_reader<const X&>{x};
+  } else {
+    typename relaid<X, typename Dst::layout>::type moved;
+    transpose_layout(moved, x);
+    return tile_reader<decltype(moved)>{moved};
+  }
+}
+
+template <class Dst, class X> __device__ __forceinline__ auto vec_operand(const X& x) {
+  using T = typename X::elem_type;
+  using own = vec_regs<T, X::length, typename X::form>;
+  if constexpr (is_rt<Dst>::value) {
+    using A = typename X::axis;
+    static_assert(X::length == (std::is_same<A, row_axis>::value ? Dst::rows : Dst::cols),
+                  "kt: a row vector broadcasts over a tile's rows, a col vector over its columns: the lengths must match");
+    using F = form_for<typename Dst::layout, A>;
+    if constexpr (std::is_same<F, typename X::form>::value) return vec_on_tile_reader<const own&, A>{x};
+    else return vec_on_tile_reader<vec_regs<T, X::length, F>, A>{in_form<F>(static_cast<const own&>(x))};
+  } else {
+    static_assert(X::length == Dst::length, "kt: elementwise vectors must have the same length");
+    using F = typename Dst::form;
+    if constexpr (std::is_same<F, typename X::form>::value) return vec_reader<const own&>{x};
+    else return vec_reader<vec_regs<T, X::length, F>>{in_form<F>(static_cast<const own&>(x))};
+  }
+}
+
+// A reader of x at Dst's element positions.
+template <class Dst, class X> __device__ __forceinline__ auto operand(const X& x) {
+  if constexpr (is_rt<X>::value) return tile_operand<Dst>(x);
+  else if constexpr (is_rv<X>::value) return vec_operand<Dst>(x);
+  else return scalar_reader<X>{x};
+}
+
+// dst[q] = f(q) at every element position of a tile or vector.
+template <class D, class F> __device__ __forceinline__ void map_into(D& dst, F&& f) {
+  if constexpr (is_rt<D>::value) each_tile_pos<D>([&](const tile_pos& q) { at(dst, q) = f(q); });
+  else each_vec_pos<D>([&](const vec_pos& q) { at_vec(dst, q) = f(q); });
+}
+
+template <class Op, class D, class X> __device__ __forceinline__ void map_unary(D& dst, const X& x) {
+  using T = elem_of_t<D>;
+  if constexpr (is_rt<D>::value || is_rv<D>::value) {
+    auto rx = operand<D>(x);
+    map_into(dst, [&](const auto& q) { return apply_unary<Op, T>(rx.get(q)); });
+  } else {
+    dst = apply_unary<Op, T>(x);
+  }
+}
+
+template <class Op, class D, class X, class Y> __device__ __forceinline__ void map_binary(D& dst, const X& x, const Y& y) {
+  using T = elem_of_t<D>;
+  if constexpr (is_rt<D>::value || is_rv<D>::value) {
+    auto rx = operand<D>(x);
+    auto ry = operand<D>(y);
+    map_into(dst, [&](const auto& q) { return apply_binary<Op, T>(rx.get(q), ry.get(q)); });
+  } else {
+    dst = apply_binary<Op, T>(x, y);
+  }
+}
+
+}  // namespace detail
+
+// ---- kt.unary ---------------------------------------------------------------------------------
+#define KT_UNARY(NAME, OP) \
+  template <class D, class X> __device__ __forceinline__ void NAME(D& dst, const X& x) { detail::map_unary<detail::OP>(dst, x); }
+KT_UNARY(neg, neg_op) KT_UNARY(exp, exp_op) KT_UNARY(exp2, exp2_op) KT_UNARY(log, log_op)
+KT_UNARY(log2, log2_op) KT_UNARY(sqrt, sqrt_op) KT_UNARY(rsqrt, rsqrt_op) KT_UNARY(silu, silu_op)
+KT_UNARY(gelu, gelu_op) KT_UNARY(relu, relu_op) KT_UNARY(abs, abs_op) KT_UNARY(sin, sin_op)
+KT_UNARY(cos, cos_op) KT_UNARY(tanh, tanh_op) KT_UNARY(sigmoid, sigmoid_op) KT_UNARY(recip, recip_op)
+KT_UNARY(logical_not, logical_not_op)
+#undef KT_UNARY
+
+// ---- kt.binary --------------------------------------------------------------------------------
+#define KT_BINARY(NAME, OP)                                                                  \
+  template <class D, class X, class Y>                                                       \
+  __device__ __forceinline__ void NAME(D& dst, const X& x, const Y& y) { detail::map_binary<detail::OP>(dst, x, y); }
+KT_BINARY(add, add_op) KT_BINARY(sub, sub_op) KT_BINARY(mul, mul_op) KT_BINARY(div, div_op)
+KT_BINARY(max, max_op) KT_BINARY(min, min_op) KT_BINARY(pow, pow_op)
+KT_BINARY(eq, eq_op) KT_BINARY(ne, ne_op) KT_BINARY(lt, lt_op) KT_BINARY(le, le_op)
+KT_BINARY(gt, gt_op) KT_BINARY(ge, ge_op)
+KT_BINARY(bitwise_and, and_op) KT_BINARY(bitwise_or, or_op)
+#undef KT_BINARY
+
+// ---- kt.select, kt.cast -----------------------------------------------------------------------
+template <class D, class C, class X, class Y>
+__device__ __forceinline__ void select(D& dst, const C& cond, const X& x, const Y& y) {
+  using T = detail::elem_of_t<D>;
+  if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
+    auto rc = detail::operand<D>(cond);
+    auto rx = detail::operand<D>(x);
+    auto ry = detail::operand<D>(y);
+    detail::map_into(dst, [&](const auto& q) {
+      return detail::as_bool(rc.get(q)) ? cast_to<T>(rx.get(q)) : cast_to<T>(ry.get(q));
+    });
+  } else {
+    dst = detail::as_bool(cond) ? cast_to<T>(x) : cast_to<T>(y);
+  }
+}
+
+template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X& x) {
+  using T = detail::elem_of_t<D>;
+  if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
+    auto rx = detail::operand<D>(x);
+    detail::map_into(dst, [&](const auto& q) { return cast_to<T>(rx.get(q)); });
+  } else {
+    dst = cast_to<T>(x);
+  }
+}
+
+// ---- kt.fill, kt.iota, kt.causal_mask ---------------------------------------------------------
+template <class D> __device__ __forceinline__ void fill(D& dst, double value) {
+  using T = detail::elem_of_t<D>;
+  const T v = constant_as<T>(value);
+  detail::map_into(dst, [&](const auto&) { return v; });
+}
+
+// Each element's row (Axis = row_axis) or column index; a vector's element index.
+template <class Axis, class D> __device__ __forceinline__ void iota(D& dst) {
+  using T = detail::elem_of_t<D>;
+  if constexpr (detail::is_rt<D>::value) {
+    using L = typename D::layout;
+    constexpr bool rows = std::is_same<Axis, row_axis>::value;
+    detail::map_into(dst, [&](const detail::tile_pos& q) {
+      return cast_to<T>(rows ? detail::row_of<L>(q) : detail::col_of<L>(q));
+    });
+  } else {
+    detail::map_into(dst, [&](const detail::vec_pos& q) { return cast_to<T>(detail::index_of<typename D::form>(q)); });
+  }
+}
+
+// x, with `fill` where col0 + j > row0 + i (a key past its query).
+template <class D, class X>
+__device__ __forceinline__ void causal_mask(D& dst, const X& x, index_t row0, index_t col0, double fill) {
+  using T = detail::elem_of_t<D>;
+  using L = typename D::layout;
+  const T f = constant_as<T>(fill);
+  const index_t shift = col0 - row0;     // masked where j - i > row0 - col0
+  auto rx = detail::operand<D>(x);
+  detail::map_into(dst, [&](const detail::tile_pos& q) {
+    return detail::col_of<L>(q) - detail::row_of<L>(q) + shift > 0 ? f : cast_to<T>(rx.get(q));
+  });
+}
+
+}  // namespace kt

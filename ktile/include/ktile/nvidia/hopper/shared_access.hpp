@@ -1,0 +1,140 @@
+// ktile / NVIDIA Hopper: kt::lds_load (shared -> registers) and kt::lds_store (registers ->
+// shared) for one warp's tile or vector.
+//
+// 16-bit tiles move a 16×16 subtile per instruction: `ldmatrix.x4` / `stmatrix.x4` for the row
+// layout (matrix m = pair m), their `.trans` forms for the col layout, each lane giving the
+// swizzled address of one 16-byte row of one 8×8 block (shared_tile.hpp). Other element types
+// move pair by pair (row layout: one access per pair; col layout: one per element). Loads are
+// synchronous on sm_90a (scoreboarded), so the wait that follows in the generated code costs
+// nothing; its bind still pins the registers (trap 1).
+#pragma once
+
+#include "ktile/nvidia/hopper/register_tile.hpp"
+#include "ktile/nvidia/hopper/shared_tile.hpp"
+
+namespace kt {
+namespace detail {
+
+// The byte offset lane `lane` names for ldmatrix / stmatrix .x4 over subtile (i, j): it gives
+// row (lane % 8) of matrix m = lane / 8, which is pair m of the subtile.
+template <class S, class Layout> __device__ __forceinline__ uint32_t matrix_row_offset(int i, int j) {
+  const int lane = lane_id(), m = lane >> 3, rr = lane & 7;
+  // row layout: pair m covers rows 8(m & 1).., columns 8(m >> 1)..; col layout the other way
+  const int row_half = std::is_same<Layout, row>::value ? (m & 1) : (m >> 1);
+  const int col_half = std::is_same<Layout, row>::value ? (m >> 1) : (m & 1);
+  return S::chunk_offset(16 * i + 8 * row_half + rr, 2 * j + col_half);
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address) : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(address) : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4(uint32_t address, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               :: "r"(address), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t address, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               :: "r"(address), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+
+template <class Tile, class S> __device__ __forceinline__ void lds_load_matrices(Tile& dst, const S& src) {
+  using L = typename Tile::layout;
+#pragma unroll
+  for (int i = 0; i < Tile::height; ++i)
+#pragma unroll
+    for (int j = 0; j < Tile::width; ++j) {
+      uint32_t r[4];
+      const uint32_t address = src.address(matrix_row_offset<S, L>(i, j));
+      if constexpr (std::is_same<L, row>::value) ldmatrix_x4(r, address);
+      else ldmatrix_x4_trans(r, address);
+#pragma unroll
+      for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = from_bits<typename Tile::pair_type>(r[p]);
+    }
+}
+
+template <class S, class Tile> __device__ __forceinline__ void lds_store_matrices(S& dst, const Tile& src) {
+  using L = typename Tile::layout;
+#pragma unroll
+  for (int i = 0; i < Tile::height; ++i)
+#pragma unroll
+    for (int j = 0; j < Tile::width; ++j) {
+      uint32_t r[4];
+#pragma unroll
+      for (int p = 0; p < 4; ++p) r[p] = bits_of<uint32_t>(src.tiles[i][j][p]);
+      const uint32_t address = dst.address(matrix_row_offset<S, L>(i, j));
+      if constexpr (std::is_same<L, row>::value) stmatrix_x4(address, r);
+      else stmatrix_x4_trans(address, r);
+    }
+}
+
+// A row-layout pair is two adjacent elements of one row: one access (chunks hold an even
+// number of elements, so a pair never straddles two). A col-layout pair spans two rows.
+template <class Tile, class S> __device__ __forceinline__ void lds_load_pairs(Tile& dst, const S& src) {
+  using L = typename Tile::layout;
+  using P = typename Tile::pair_type;
+  each_tile_pos<Tile>([&](const tile_pos& q) {
+    if (q.e != 0) return;
+    const int r = row_of<L>(q), c = col_of<L>(q);
+    if constexpr (std::is_same<L, row>::value) {
+      dst.tiles[q.i][q.j][q.p] = *reinterpret_cast<const P*>(&src.at(r, c));
+    } else {
+      dst.tiles[q.i][q.j][q.p].x = src.at(r, c);
+      dst.tiles[q.i][q.j][q.p].y = src.at(r + 1, c);
+    }
+  });
+}
+
+template <class S, class Tile> __device__ __forceinline__ void lds_store_pairs(S& dst, const Tile& src) {
+  using L = typename Tile::layout;
+  using P = typename Tile::pair_type;
+  each_tile_pos<Tile>([&](const tile_pos& q) {
+    if (q.e != 0) return;
+    const int r = row_of<L>(q), c = col_of<L>(q);
+    if constexpr (std::is_same<L, row>::value) {
+      *reinterpret_cast<P*>(&dst.at(r, c)) = src.tiles[q.i][q.j][q.p];
+    } else {
+      dst.at(r, c) = src.tiles[q.i][q.j][q.p].x;
+      dst.at(r + 1, c) = src.tiles[q.i][q.j][q.p].y;
+    }
+  });
+}
+
+}  // namespace detail
+
+template <class T, int R, int C, class L, class F>
+__device__ __forceinline__ void lds_load(rt<T, R, C, L, F>& dst, const st<T, R, C>& src) {
+  if constexpr (sizeof(T) == 2) detail::lds_load_matrices(dst, src);
+  else detail::lds_load_pairs(dst, src);
+}
+
+template <class T, int R, int C, class L, class F>
+__device__ __forceinline__ void lds_store(st<T, R, C>& dst, const rt<T, R, C, L, F>& src) {
+  if constexpr (sizeof(T) == 2) detail::lds_store_matrices(dst, src);
+  else detail::lds_store_pairs(dst, src);
+}
+
+// Vectors: each lane reads the elements it holds; one lane per distinct element writes.
+template <class T, int L, class A>
+__device__ __forceinline__ void lds_load(rv<T, L, A>& dst, const sv<T, L>& src) {
+  using V = rv<T, L, A>;
+  detail::each_vec_pos<V>([&](const detail::vec_pos& q) {
+    detail::at_vec(dst, q) = src.data[detail::index_of<typename V::form>(q)];
+  });
+}
+
+template <class T, int L, class A>
+__device__ __forceinline__ void lds_store(sv<T, L>& dst, const rv<T, L, A>& src) {
+  using V = rv<T, L, A>;
+  constexpr bool g = std::is_same<typename V::form, detail::g_form>::value;
+  if (!(g ? detail::lane_in_group() == 0 : detail::lane_group() == 0)) return;
+  detail::each_vec_pos<V>([&](const detail::vec_pos& q) {
+    dst.data[detail::index_of<typename V::form>(q)] = detail::at_vec(src, q);
+  });
+}
+
+}  // namespace kt

@@ -1,0 +1,286 @@
+"""The content-hash build cache, shared by every backend.
+
+    key = build_key(source=..., headers=header_hash(), toolchain=..., flags=[...], target=...)
+    entry = BuildCache.default().get_or_build(key, source, compiler, meta={...})
+
+A key is the sha256 of everything that decides the code object: the generated source, the
+content of every tile header (hashed once per process), the toolchain's identity and version,
+its flags and the target. An entry is one folder holding the source, the command, the compiler
+log, the code object and `manifest.json` (with the code object's sha256). The manifest is
+written last, so an entry without one is not a build.
+
+Every file is written to a temporary file in its own folder, fsynced and renamed over its
+name, so a reader sees the old file or the new one, never half of one. Builders of one key
+take the key's lock file (fcntl.flock) and look again once they hold it, so processes building
+the same kernel at once build it once. An entry whose code object no longer matches its
+manifest's checksum (a truncated write, a disk error) is not a hit: it is rebuilt. A failed
+build keeps its source, command and log in the entry folder and says where.
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import config
+
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
+LAYOUT = "v1"             # bump when the entry layout changes: old entries are then not read
+MANIFEST = "manifest.json"
+COMMAND = "command.txt"
+LOG = "log.txt"
+
+
+# ---- the key -----------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def header_hash(include_dir: Path = INCLUDE_DIR) -> str:
+    """sha256 over every file under `include_dir` (relative path and content), computed once
+    per process: a header edit changes every key, whichever headers a kernel includes."""
+    digest = hashlib.sha256()
+    root = Path(include_dir)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    for path in files:
+        _update(digest, path.relative_to(root).as_posix(), path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_key(*, source: str, headers: str, toolchain: str, flags: list[str] | tuple[str, ...],
+              target: str) -> str:
+    """The cache key: each part length-prefixed, so no two part lists hash alike."""
+    digest = hashlib.sha256()
+    _update(digest, "source", source.encode())
+    _update(digest, "headers", headers.encode())
+    _update(digest, "toolchain", toolchain.encode())
+    _update(digest, "flags", "\0".join(flags).encode())
+    _update(digest, "target", target.encode())
+    return digest.hexdigest()
+
+
+def _update(digest, name: str, data: bytes) -> None:
+    digest.update(f"{name}:{len(data)}:".encode())
+    digest.update(data)
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---- atomic files ------------------------------------------------------------------------
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write `data` to `path` so that a reader sees the old file or all of the new one."""
+    path = Path(path)
+    payload = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(Path(tmp))
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (a crash after it keeps the new name)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+# ---- compiling ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompileResult:
+    """What one compiler run did: its command line, exit status and output."""
+    command: list[str]
+    returncode: int
+    log: str
+
+
+# compiler(source_path, code_path) -> CompileResult: writes the code object to code_path
+Compiler = Callable[[Path, Path], CompileResult]
+
+
+def run_command(command: list[str], timeout: float | None = None) -> CompileResult:
+    """Run a compiler command; stdout and stderr together are its log."""
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=timeout)
+    except FileNotFoundError as exc:
+        return CompileResult(list(command), 127, f"cannot run {command[0]}: {exc}\n")
+    except subprocess.TimeoutExpired as exc:
+        output = exc.output.decode() if isinstance(exc.output, bytes) else exc.output or ""
+        return CompileResult(list(command), 124, f"{output}\ntimed out after {timeout} s\n")
+    return CompileResult(list(command), done.returncode, done.stdout)
+
+
+# ---- entries -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A verified build in the cache."""
+    folder: Path
+    manifest: dict
+
+    @property
+    def key(self) -> str:
+        return self.manifest["key"]
+
+    @property
+    def code_path(self) -> Path:
+        return self.folder / self.manifest["code"]
+
+    @property
+    def source_path(self) -> Path:
+        return self.folder / self.manifest["source"]
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / LOG
+
+    @property
+    def command_path(self) -> Path:
+        return self.folder / COMMAND
+
+    def code(self) -> bytes:
+        return self.code_path.read_bytes()
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+
+class BuildFailed(Exception):
+    """A compiler run that failed; its source, command and log stay in `folder`."""
+
+    def __init__(self, folder: Path, source_path: Path, result: CompileResult):
+        self.folder = folder
+        self.source_path = source_path
+        self.result = result
+        super().__init__(f"the build failed (exit {result.returncode}); source, command and log "
+                         f"are kept in {folder}")
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / LOG
+
+    @property
+    def log(self) -> str:
+        return self.result.log
+
+
+class BuildCache:
+    """One cache folder; entries at `<root>/v1/<key[:2]>/<key>/`."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).expanduser()
+
+    @classmethod
+    def default(cls) -> "BuildCache":
+        """The folder `KTILE_CACHE_DIR` names, else ~/.cache/ktile (read at each call)."""
+        return cls(config.CACHE_DIR.get() or Path.home() / ".cache" / "ktile")
+
+    def folder(self, key: str) -> Path:
+        return self.root / LAYOUT / key[:2] / key
+
+    def get(self, key: str) -> CacheEntry | None:
+        """The entry of `key` if it is complete and its code object matches its checksum."""
+        folder = self.folder(key)
+        try:
+            manifest = json.loads((folder / MANIFEST).read_text())
+            code = (folder / manifest["code"]).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if manifest.get("key") != key or sha256_of(code) != manifest.get("sha256"):
+            return None
+        return CacheEntry(folder, manifest)
+
+    def get_or_build(self, key: str, source: str, compiler: Compiler, *,
+                     source_name: str = "kernel.src", code_name: str = "kernel.bin",
+                     meta: dict | None = None) -> tuple[CacheEntry, bool]:
+        """The entry of `key`, built with `compiler` when missing or damaged; and whether
+        it was a hit. Raises BuildFailed when the compiler fails."""
+        entry = self.get(key)
+        if entry is not None:
+            return entry, True
+        with self._locked(key):
+            entry = self.get(key)  # another process may have built it while we waited
+            if entry is not None:
+                return entry, True
+            return self._build(key, source, compiler, source_name, code_name, meta or {}), False
+
+    @contextmanager
+    def _locked(self, key: str):
+        lock_path = self.folder(key).with_suffix(".lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _build(self, key: str, source: str, compiler: Compiler, source_name: str,
+               code_name: str, meta: dict) -> CacheEntry:
+        folder = self.folder(key)
+        folder.mkdir(parents=True, exist_ok=True)
+        _remove_quietly(folder / MANIFEST)  # a damaged entry stops being one before we touch it
+        source_path, code_path = folder / source_name, folder / code_name
+        write_atomic(source_path, source)
+        scratch = folder / f".{code_name}.{os.getpid()}.tmp"
+        _remove_quietly(scratch)
+        start = time.perf_counter()
+        try:
+            result = compiler(source_path, scratch)
+            seconds = time.perf_counter() - start
+            write_atomic(folder / COMMAND, _shell_line(result.command) + "\n")
+            write_atomic(folder / LOG, result.log)
+            if result.returncode != 0 or not scratch.is_file():
+                raise BuildFailed(folder, source_path, result)
+            code = scratch.read_bytes()
+            _fsync_file(scratch)
+            os.replace(scratch, code_path)  # the compiler wrote the scratch file in this folder
+        finally:
+            _remove_quietly(scratch)
+        manifest = {"key": key, "source": source_name, "code": code_name, "sha256": sha256_of(code),
+                    "bytes": len(code), "seconds": round(seconds, 3), "created": time.time(),
+                    **meta}
+        write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        return CacheEntry(folder, manifest)
+
+
+def _shell_line(command: list[str]) -> str:
+    import shlex
+    return " ".join(shlex.quote(part) for part in command)

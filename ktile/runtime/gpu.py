@@ -1,0 +1,162 @@
+"""A kernel call on the GPU its torch tensors live on, with a small host overhead.
+
+    call = GpuCall(kernel, target, constants)
+    call.fast(tensors)
+
+The first call with a new signature (dtype, shape, stride and device of every tensor) does
+all the work and all the checks: the device's target, the trace, the build (cached in memory
+per trace and device, on disk by content), the load, the grid (the kernel's grid function on
+the shapes), the stride and alignment checks, the extents and strides in the parameter block.
+It then generates `call.fast` for that signature (`fastcall.py`): a call whose signature
+matches compares one tuple, writes the data pointers into the parameter block (checking their
+alignment) and launches once on torch's current stream.
+
+The loader is chosen by `target.vendor` from `LOADERS`; nothing here names a backend.
+"""
+from __future__ import annotations
+
+import threading
+from importlib import import_module
+
+from ..errors import InputError, KernelError
+from .arguments import check_arguments, check_coindexed, check_same_device
+from .devices import device, target_of
+from .fastcall import ALIGNMENT, fast_call
+from .grid import grid_function
+from .loaders.packing import KernelParams
+
+# target.vendor → the loader module of its code objects
+LOADERS = {
+    "nvidia": "ktile.runtime.loaders.cuda",
+}
+
+_LOADED: dict[tuple[int, int], tuple[object, object, object]] = {}  # (id(trace), device) → ...
+
+
+class GpuCall:
+    """One kernel with one target argument and one set of constants, called on the GPU."""
+
+    def __init__(self, kernel, target: str | None, constants: dict):
+        self.kernel = kernel
+        self.target = target
+        self.constants = dict(constants)
+        self.params = KernelParams(len(kernel.params))
+        self._code = fast_call(len(kernel.params))
+        self._lock = threading.Lock()
+        self._written: list[int] = []
+        self._launch = None
+        self.fast = self._prepare_and_run        # the first call prepares
+
+    # ---- the slow path: a new signature --------------------------------------------------
+
+    def _prepare_and_run(self, args: tuple) -> None:
+        self._prepare(args)
+        with self._lock:
+            self.params.set_data([t.data_ptr() for t in args])
+            self._launch()
+
+    def _prepare(self, args: tuple) -> None:
+        kernel = self.kernel
+        arguments = check_arguments(kernel, args)
+        check_same_device(kernel, arguments)
+        dev = device(args[0].get_device())
+        trace = kernel.trace(self._target_name(dev), **self.constants)
+        check_coindexed(kernel, trace, arguments)
+        self._written = trace.written_params
+        _check_strides(kernel, trace, arguments)
+        misaligned = self._misaligned(args)
+        if misaligned is not None:
+            raise misaligned
+        loaded, loader = _load(trace, dev.index)
+        shapes = [a.shape for a in arguments]
+        grid = grid_function(trace)(shapes)
+        _check_grid(kernel, grid, loader.MAX_GRID)
+        with self._lock:
+            self.params.set_layout(shapes, [_kernel_strides(a) for a in arguments])
+            self._launch = _nothing if min(grid) <= 0 else loaded.bind(grid, self.params.pointers)
+        self.fast = self._code.make_fast(self._code.signature_of(args), *self.params.globals,
+                                         self._launch, self._prepare_and_run, self._misaligned,
+                                         self._lock)
+
+    def _target_name(self, dev) -> str:
+        """The call's target, the kernel's arch, else the device's; it must be the device's."""
+        native = target_of(dev, self.kernel.name)
+        name = self.target or self.kernel.arch or native
+        if name != native:
+            raise KernelError(f"the kernel is for {name}, but its tensors are on {dev}, an "
+                              f"{native} GPU", kernel=self.kernel.name,
+                              hint=f"call it with target='{native}' (or none), or run "
+                                   f"{name} code on the interpreter: k.interpret(...)")
+        return name
+
+    def _misaligned(self, args: tuple) -> InputError | None:
+        """The error for the first tensor whose data is not ALIGNMENT-byte aligned."""
+        written = set(self._written)
+        for index, (param, tensor) in enumerate(zip(self.kernel.params, args)):
+            offset = tensor.data_ptr() % ALIGNMENT
+            if offset:
+                return InputError(
+                    f"parameter '{param.name}' starts {offset} bytes past a {ALIGNMENT}-byte "
+                    f"boundary; the kernel's vector loads need {ALIGNMENT}-byte aligned data",
+                    kernel=self.kernel.name,
+                    hint=_copy_fix(param.name, index in written, ".clone() (a fresh allocation)"))
+        return None
+
+
+def _nothing() -> None:
+    """The launch of an empty grid (a block count <= 0): nothing runs, as in the interpreter."""
+
+
+def _load(trace, device_index: int):
+    """The trace built and loaded on the device, once per (trace, device)."""
+    key = (id(trace), device_index)
+    found = _LOADED.get(key)
+    if found is not None and found[0] is trace:
+        return found[1], found[2]
+    from .build import build_trace
+    module = LOADERS.get(trace.target.vendor)
+    if module is None:
+        raise KernelError(f"the {trace.target.vendor.upper()} loader is not built into ktile yet",
+                          kernel=trace.name, hint="run it on the interpreter: k.interpret(...)")
+    loader = import_module(module)
+    loaded = loader.load(build_trace(trace), device_index)
+    _LOADED[key] = (trace, loaded, loader)
+    return loaded, loader
+
+
+def _kernel_strides(argument) -> tuple[int, ...]:
+    """The tensor's strides in elements; a dimension of extent 1 is never stepped along, so
+    its stride is given as 1 whatever torch says."""
+    stride = argument.value.stride()
+    return tuple(1 if extent == 1 else s for extent, s in zip(argument.shape, stride))
+
+
+def _check_strides(kernel, trace, arguments) -> None:
+    written = set(trace.written_params)
+    for index, arg in enumerate(arguments):
+        stride = _kernel_strides(arg)
+        if stride[-1] != 1:
+            raise InputError(f"parameter '{arg.name}' has stride {stride[-1]} in its last "
+                             f"dimension (strides {tuple(arg.value.stride())}); the kernel reads "
+                             f"each row as one contiguous run", kernel=kernel.name,
+                             hint=_copy_fix(arg.name, index in written, ".contiguous()"))
+        if index in written and 0 in stride:
+            raise InputError(f"parameter '{arg.name}' is written but several of its elements share "
+                             f"memory (strides {tuple(arg.value.stride())}: expanded or broadcast)",
+                             kernel=kernel.name, hint=_copy_fix(arg.name, True, ".contiguous()"))
+
+
+def _copy_fix(name: str, written: bool, copy: str) -> str:
+    """A copy of an input fixes its layout; a copy of an output would get the result instead."""
+    if written:
+        return (f"'{name}' is written: pass a freshly allocated output (torch.empty(...)) and "
+                f"copy it into the view afterwards")
+    return f"pass {name}{copy}"
+
+
+def _check_grid(kernel, grid: tuple[int, int, int], limits: tuple[int, int, int]) -> None:
+    for axis, count, limit in zip("xyz", grid, limits):
+        if count > limit:
+            raise KernelError(f"the grid has {count} blocks along {axis}, over the GPU's "
+                              f"{limit} (grid {grid})", kernel=kernel.name,
+                              hint="put the largest count on x, or give each block more work")

@@ -1,0 +1,213 @@
+"""The NVIDIA toolchain driver: generated C++ → cubin with nvcc.
+
+    nvcc -std=c++17 -O3 -cubin -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
+         -I <ktile/include> -x cu kernel.cu -o kernel.cubin
+
+No fast-math: the kernel's float semantics are the interpreter's. `-Xptxas -v` prints the
+registers, stack, spills and shared memory of each entry function, which the resource gate
+reads. The generated C++ carries `#line N "kernel.py"` directives, so nvcc already names the
+kernel's Python line in its errors (`kernel.py(25): error: ...`); a failure is turned into a
+KernelError at that line, or, when the error sits in ktile's headers with no kernel line in
+its instantiation trail, into one naming the kernel and the log.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ... import config
+from ...errors import KernelError, SourceLoc
+from ..cache import BuildFailed, CompileResult, Compiler, run_command
+from ..gates import ResourceReport
+from .ptxas import occupancy, parse_ptxas
+
+NAME = "nvcc"
+SOURCE_NAME = "kernel.cu"
+CODE_NAME = "kernel.cubin"
+FALLBACK_PATH = "/usr/local/cuda/bin/nvcc"
+OPTIONS = ("-std=c++17", "-O3", "-cubin")
+SHOWN_ERRORS = 3          # error lines quoted in a message; the log holds all of them
+
+# the front end's `file(12): error: ...` and the host preprocessor's `file:12:3: fatal error: ...`
+_DIAGNOSTICS = (
+    re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>(?:catastrophic )?error|warning)"
+               r"(?: #[\w-]+)?: (?P<message>.*)$"),
+    re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:\d+:)? (?P<kind>(?:fatal )?error|"
+               r"warning): (?P<message>.*)$"),
+)
+_INSTANTIATED_AT = re.compile(r"at line (\d+) of \"?(.+?)\"?\s*$")
+
+
+def find_nvcc() -> str:
+    """`KTILE_NVCC`, else nvcc on PATH, else /usr/local/cuda/bin/nvcc."""
+    named = config.NVCC.get()
+    if named:
+        if os.path.isfile(named) and os.access(named, os.X_OK):
+            return named
+        raise KernelError(f"{config.NVCC.name}={named} is not an executable file",
+                          hint=f"point {config.NVCC.name} at nvcc (e.g. {FALLBACK_PATH}), or "
+                               f"unset it to use nvcc from PATH")
+    found = shutil.which("nvcc") or (FALLBACK_PATH if os.access(FALLBACK_PATH, os.X_OK) else None)
+    if found is None:
+        raise KernelError("building for an NVIDIA target needs nvcc, which was found neither on "
+                          f"PATH nor at {FALLBACK_PATH}",
+                          hint=f"install the CUDA toolkit (12.0 or later, for sm_90a), or set "
+                               f"{config.NVCC.name} to its nvcc")
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(path: str) -> str:
+    """The compiler's path and `--version` text: part of every cache key (asked once)."""
+    result = run_command([path, "--version"], timeout=60)
+    if result.returncode != 0:
+        raise KernelError(f"{path} --version failed (exit {result.returncode}): "
+                          f"{result.log.strip()[:300]}",
+                          hint=f"check the CUDA install, or set {config.NVCC.name}")
+    return f"{NAME} {os.path.realpath(path)}\n{result.log.strip()}"
+
+
+def toolchain() -> "Nvcc":
+    return Nvcc(find_nvcc())
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    path: str
+    name: str = NAME
+    source_name: str = SOURCE_NAME
+    code_name: str = CODE_NAME
+
+    @property
+    def identity(self) -> str:
+        return _identity(self.path)
+
+    def flags(self, target) -> list[str]:
+        """The options that decide the code object (paths left out: they are not content)."""
+        arch = target.name.removeprefix("sm_")
+        return [*OPTIONS, "-gencode", f"arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v",
+                "-x", "cu"]
+
+    def compiler(self, target, include_dirs: list[Path]) -> Compiler:
+        includes = [arg for d in include_dirs for arg in ("-I", str(d))]
+        flags = self.flags(target)
+        language = flags[-2:]  # "-x cu" goes right before the source
+
+        def compile_source(source: Path, code: Path) -> CompileResult:
+            return run_command([self.path, *flags[:-2], *includes, *language, str(source),
+                                "-o", str(code)])
+        return compile_source
+
+    def resources(self, log: str, kernel: str, target, *, warps: int,
+                  lds_bytes: int) -> ResourceReport:
+        entries = parse_ptxas(log)
+        entry = entries.get(kernel)
+        if entry is None:
+            found = ", ".join(entries) or "none"
+            raise KernelError(f"ptxas reports no entry function named '{kernel}' (found: "
+                              f"{found})", kernel=kernel,
+                              hint="the kernel must be `extern \"C\" __global__` under this name")
+        shared = entry.shared_static + lds_bytes
+        return ResourceReport(
+            kernel=kernel, target=target.name, registers=entry.registers,
+            spill_stores=entry.spill_stores, spill_loads=entry.spill_loads,
+            stack_bytes=entry.stack_bytes, shared_static=entry.shared_static,
+            shared_dynamic=lds_bytes, threads=warps * target.wave_size,
+            occupancy=occupancy(entry.registers, warps, shared))
+
+    def error(self, failure: BuildFailed, kernel: str, target,
+              include_dirs: list[Path]) -> KernelError:
+        """The KernelError for a failed compile: at the kernel's line when nvcc names one."""
+        errors = _errors(failure.log)
+        where = (f"the generated C++ is {failure.source_path}; nvcc's command and full log are "
+                 f"in {failure.folder}")
+        if not errors:
+            head = _first_lines(failure.log)
+            return KernelError(f"nvcc failed for {target.name} (exit "
+                               f"{failure.result.returncode}): {head}", kernel=kernel, hint=where)
+        first = errors[0]
+        shown = "\n  ".join(e.text for e in errors[:SHOWN_ERRORS])
+        loc = first.kernel_line(failure.source_path, include_dirs)
+        if loc is not None:
+            return KernelError(f"nvcc rejects the {target.name} C++ generated for this line:\n  "
+                               f"{shown}", loc=loc, kernel=kernel,
+                               hint=f"if the kernel line is right, ktile's {target.name} headers "
+                                    f"lack what it needs; {where}")
+        if first.in_headers(include_dirs):
+            return KernelError(f"ktile's {target.name} tile headers do not compile for this "
+                               f"kernel (no line of the kernel is involved):\n  {shown}",
+                               kernel=kernel, hint=f"report it with the log; {where}")
+        return KernelError(f"nvcc cannot compile the C++ generated for this kernel for "
+                           f"{target.name}:\n  {shown}", kernel=kernel,
+                           hint=f"check that ktile's {target.name} headers are installed; {where}")
+
+
+@dataclass
+class _Error:
+    file: str
+    line: int
+    message: str
+    trail: list[str]          # the lines nvcc prints under it (source echo, instantiation)
+
+    @property
+    def text(self) -> str:
+        return f"{self.file}({self.line}): error: {self.message}"
+
+    def kernel_line(self, source: Path, include_dirs: list[Path]) -> SourceLoc | None:
+        """The kernel's Python line this error is about: its own position when that is outside
+        the generated file and the headers, else the last such line it was instantiated at."""
+        candidates = [(self.file, self.line)]
+        for text in self.trail:
+            if m := _INSTANTIATED_AT.search(text):
+                candidates.append((m.group(2), int(m.group(1))))
+        kernel_lines = [(f, n) for f, n in candidates if _is_kernel_file(f, source, include_dirs)]
+        if not kernel_lines:
+            return None
+        file, line = kernel_lines[0] if kernel_lines[0] == candidates[0] else kernel_lines[-1]
+        return SourceLoc(file, line)
+
+    def in_headers(self, include_dirs: list[Path]) -> bool:
+        return _under(self.file, include_dirs)
+
+
+def _is_kernel_file(file: str, source: Path, include_dirs: list[Path]) -> bool:
+    if Path(file).resolve() == Path(source).resolve():
+        return False
+    return not _under(file, include_dirs)
+
+
+def _under(file: str, folders: list[Path]) -> bool:
+    path = Path(file).resolve()
+    return any(path.is_relative_to(Path(d).resolve()) for d in folders)
+
+
+def _errors(log: str) -> list[_Error]:
+    errors: list[_Error] = []
+    current: _Error | None = None
+    for line in log.splitlines():
+        m = _diagnostic(line)
+        if m:
+            is_error = "error" in m.group("kind")
+            current = _Error(m.group("file"), int(m.group("line")), m.group("message"), []) \
+                if is_error else None
+            if current is not None:
+                errors.append(current)
+        elif current is not None:
+            current.trail.append(line)
+    return errors
+
+
+def _diagnostic(line: str) -> re.Match | None:
+    for pattern in _DIAGNOSTICS:
+        if m := pattern.match(line):
+            return m
+    return None
+
+
+def _first_lines(log: str, count: int = 6) -> str:
+    lines = [line for line in log.splitlines() if line.strip()]
+    return "\n  ".join(lines[:count]) or "(no output)"
