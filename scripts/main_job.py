@@ -1,9 +1,11 @@
 """The main job: run every example on the best backend present, translate it for every target,
-and print one table.
+compile it where a toolchain is present, and print one table.
 
-Backends: the CPU interpreter here (no GPU backend is built into ktile yet). Each example is
-checked against its reference at all its shapes, ragged edges included; the job exits non-zero
-if any case mismatches or any translation fails.
+Backends: an NVIDIA GPU (sm_90a) when torch sees one, else the CPU interpreter. Each example is
+checked against its reference at all its shapes, ragged edges included. Every example is
+translated for all five targets and compiled (with its resource gate) for each target whose
+toolchain is installed (nvcc: sm_90a; the AMD toolchain comes with the AMD backend). The job
+exits non-zero if any case mismatches, or any translation or build fails.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ EXAMPLES = os.path.join(ROOT, "examples")
 sys.path.insert(0, EXAMPLES)
 sys.path.insert(0, ROOT)
 
-from common import run_cases, translate_all  # noqa: E402
+from common import gpu_present, run_cases, translate_all  # noqa: E402
 
+import ktile  # noqa: E402
 from ktile import targets  # noqa: E402
 
 
@@ -39,33 +42,64 @@ def trace_seconds(module) -> float:
     return time.perf_counter() - start
 
 
-def run_example(path: str) -> dict:
+def buildable_targets() -> list[str]:
+    """Targets whose toolchain is installed here."""
+    from ktile.runtime.toolchains import nvcc
+    try:
+        nvcc.find_nvcc()
+    except ktile.KtileError:
+        return []
+    return ["sm_90a"]
+
+
+def build_all(module, names: list[str]) -> dict[str, str]:
+    out = {}
+    for target in names:
+        try:
+            reports = [kernel.build(target, **constants).resources
+                       for kernel, constants in module.KERNELS]
+            worst = max(r.registers for r in reports)
+            out[target] = f"ok ({worst} regs max, no spills)"
+        except ktile.KtileError as exc:
+            out[target] = str(exc).splitlines()[0]
+    return out
+
+
+def run_example(path: str, device: str, built: list[str]) -> dict:
     name, module = load_example(path)
     row = {"example": name, "trace": trace_seconds(module)}
     print(f"[{name}] traced and verified in {row['trace'] * 1e3:.0f} ms; translating for "
           f"{len(targets.NAMES)} targets ...", flush=True)
     row["targets"] = translate_all(module)
-    print(f"[{name}] running {len(module.CASES)} cases on the interpreter ...", flush=True)
-    row["cases"] = run_cases(module, "interpret")
+    if built:
+        print(f"[{name}] compiling for {', '.join(built)} ...", flush=True)
+    row["builds"] = build_all(module, built)
+    where = "the GPU" if device == "cuda" else "the interpreter"
+    print(f"[{name}] running {len(module.CASES)} cases on {where} ...", flush=True)
+    backend = "auto" if device == "cuda" else "interpret"
+    row["cases"] = run_cases(module, backend, "sm_90a" if device == "cuda" else None, device)
     return row
 
 
-def print_table(rows: list[dict]) -> bool:
+def print_table(rows: list[dict], ran_on: str) -> bool:
     ok_all = True
-    header = f"{'example':<24} {'trace+verify':>12}  {'translated for':<40} {'ran on':<12} result"
+    header = (f"{'example':<24} {'trace+verify':>12}  {'translated for':<40} {'compiled for':<13} "
+              f"{'ran on':<12} result")
     print("\n" + header + "\n" + "-" * len(header))
     for row in rows:
         translated = [t for t, status in row["targets"].items() if status == "ok"]
         cases = row["cases"]
         passed = sum(c.ok for c in cases)
-        ok = passed == len(cases) and len(translated) == len(targets.NAMES)
+        built = [t for t, status in row["builds"].items() if status.startswith("ok")]
+        ok = passed == len(cases) and len(translated) == len(targets.NAMES) and \
+            len(built) == len(row["builds"])
         ok_all &= ok
         worst = max((c.error for c in cases), default=0.0)
         result = f"{passed}/{len(cases)} shapes match (max err {worst:.2g})"
         print(f"{row['example']:<24} {row['trace'] * 1e3:>9.0f} ms  {' '.join(translated):<40} "
-              f"{'interpreter':<12} {result}")
-        for target, status in row["targets"].items():
-            if status != "ok":
+              f"{' '.join(built) or '-':<13} {ran_on:<12} {result}")
+        for target, status in [*row["targets"].items(), *row["builds"].items()]:
+            if not status.startswith("ok"):
                 print(f"    {target}: {status}")
         for case in cases:
             if not case.ok:
@@ -83,11 +117,15 @@ def main() -> int:
         paths = [p for p in paths if args.only in os.path.basename(p)]
     start = time.perf_counter()
     import ktile.codegen, ktile.interpret, ktile.passes  # noqa: E401,F401  (imports not timed per example)
-    rows = [run_example(p) for p in paths]
-    ok = print_table(rows)
-    print(f"\n{len(rows)} examples in {time.perf_counter() - start:.1f} s; backend: CPU "
-          f"interpreter (no GPU backend yet); AMD targets are translated, never run on AMD "
-          f"hardware here.")
+    device = "cuda" if gpu_present() else "cpu"
+    built = buildable_targets()
+    rows = [run_example(p, device, built) for p in paths]
+    ran_on = "GPU (sm_90a)" if device == "cuda" else "interpreter"
+    ok = print_table(rows, ran_on)
+    print(f"\n{len(rows)} examples in {time.perf_counter() - start:.1f} s; ran on: {ran_on}; "
+          f"compiled for: {', '.join(built) or 'nothing (no toolchain found)'}. AMD targets are "
+          f"translated here, never run on AMD hardware; their compilation and wave emulation "
+          f"come with the AMD backend.")
     return 0 if ok else 1
 
 
