@@ -27,7 +27,11 @@ NVCC = EnvVar("KTILE_NVCC", "",
 UPDATE_GOLDEN = EnvVar("KTILE_UPDATE_GOLDEN", "",
                        "tests: 1 rewrites the golden C++ files instead of comparing against them")
 
-ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, UPDATE_GOLDEN)
+LLVM_BIN = EnvVar("KTILE_LLVM_BIN", "",
+                  "folder holding llvm-readelf / llvm-objdump / llvm-cxxfilt for `ktile cocheck` "
+                  "(default: /usr/lib/llvm-22/bin, then PATH)")
+
+ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, LLVM_BIN, UPDATE_GOLDEN)
 
 
 def default_target() -> str:

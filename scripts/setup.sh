@@ -33,11 +33,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# Upstream mlir-opt reads ktile's generic IR in one test; it runs where this is installed.
-if ! ls /usr/lib/llvm-22/bin/mlir-opt >/dev/null 2>&1; then
+# Debian's LLVM 22: mlir-opt reads ktile's generic IR in one test; clang, lld and the LLVM
+# tools build and check AMD code objects (`ktile cocheck`). Tests that need them skip, saying
+# so, where they cannot be installed.
+llvm_bin=/usr/lib/llvm-22/bin
+missing=""
+for pair in mlir-opt:mlir-22-tools clang++:clang-22 ld.lld:lld-22 llvm-objdump:llvm-22; do
+  [ -x "$llvm_bin/${pair%%:*}" ] || missing="$missing ${pair##*:}"
+done
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "setup: installing Debian's mlir-22-tools"
-    (apt-get update -qq && apt-get install -y -qq --no-install-recommends mlir-22-tools) \
-      >/dev/null 2>&1 || echo "setup: mlir-22-tools not installed; the interop test will skip"
+    echo "setup: installing Debian's$missing"
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing) \
+      >/dev/null 2>&1 || echo "setup: could not install$missing; the tests that need them skip"
+  else
+    echo "setup: not root or no apt-get: install$missing for the tests that need them"
   fi
 fi

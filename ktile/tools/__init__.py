@@ -1,1 +1,1 @@
-"""Command-line tools: ktile-opt and ktile-translate."""
+"""Command-line tools: ktile (subcommands, e.g. `ktile cocheck`), ktile-opt and ktile-translate."""

@@ -12,12 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ...config import EnvVar
-
-# TODO(lead): move into ktile/config.py (and its ALL) so it is declared with the others.
-LLVM_BIN = EnvVar("KTILE_LLVM_BIN", "",
-                  "folder holding llvm-readelf / llvm-objdump / llvm-cxxfilt for `ktile cocheck` "
-                  "(default: /usr/lib/llvm-22/bin, then PATH)")
+from ...config import LLVM_BIN
 
 DEBIAN_BIN = Path("/usr/lib/llvm-22/bin")
 INSTALL_HINT = ("install Debian's LLVM 22 (apt-get install -y llvm-22), or point "
