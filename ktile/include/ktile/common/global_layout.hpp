@@ -1,6 +1,7 @@
 // ktile: kt::gl<T>, a 4-D global tensor (batch, depth, rows, cols) as it crosses the kernel
 // boundary. Its layout is the loader's ABI (docs/cpp-api.md, "Types"): a pointer, four extents
 // and four strides in ELEMENTS, 72 bytes, 8-aligned, trivially copyable. Vendor-neutral.
+// Uses __host__ / __device__: CUDA and HIP define them; a device-only prelude must too.
 #pragma once
 
 #include <cstdint>

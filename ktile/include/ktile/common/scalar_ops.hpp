@@ -1,6 +1,7 @@
 // ktile: scalar helpers where C++ has no operator with arith's meaning (docs/cpp-api.md,
-// "Scalars"), and the constants kt::inf / kt::nan. Everything here is constexpr
-// __host__ __device__: the grid function runs on the host too. Vendor-neutral.
+// "Scalars"), and the constants kt::inf / kt::nan. Everything here is __host__ __device__
+// (constexpr where it can be): the grid function runs on the host too. Vendor-neutral.
+// CUDA and HIP define __host__ / __device__; a device-only prelude must define them too.
 #pragma once
 
 #include <type_traits>
