@@ -134,8 +134,12 @@ def host_overhead(torch, module) -> dict:
 
 
 def sanitizer(tool: str, names: list[str]) -> dict:
-    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", sys.executable,
-           os.path.abspath(__file__), "--child-small", ",".join(names)]
+    """compute-sanitizer on ktile's kernels only (torch's own are not instrumented)."""
+    from examples_index import load
+    kernels = sorted({k.name for n in names for k, _ in load(n).KERNELS})
+    only_ours = "regex=^(" + "|".join(kernels) + ")$"
+    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", "--kernel-name",
+           only_ours, sys.executable, os.path.abspath(__file__), "--child-small", ",".join(names)]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420)
     tail = (proc.stdout + proc.stderr)[-3000:]
@@ -159,6 +163,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only")
     parser.add_argument("--skip-sanitizer", action="store_true")
+    parser.add_argument("--sanitizer-only", action="store_true")
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "gpu_suite.json"))
     parser.add_argument("--child-small")
     args = parser.parse_args()
@@ -177,6 +182,9 @@ def main() -> int:
     summary: dict = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                      "capability": list(torch.cuda.get_device_capability()), "examples": {}}
     log(f"device {summary['device']}, torch {summary['torch']}")
+    if args.sanitizer_only:
+        names_to_run = names
+        names = []
     phase(summary, "copy_GBps", lambda: copy_bandwidth(torch))
     for name in names:
         module, row = load(name), {}
@@ -190,6 +198,8 @@ def main() -> int:
         summary["examples"][name] = row
     if "01_vector_add" in names:
         phase(summary, "host_overhead", lambda: host_overhead(torch, load("01_vector_add")))
+    if args.sanitizer_only:
+        names = names_to_run
     if not args.skip_sanitizer:
         for tool in ("memcheck", "racecheck"):
             log(f"compute-sanitizer {tool}")
