@@ -61,7 +61,8 @@ def lower_copy_async(e: Emitter, op: kt.CopyAsyncOp) -> None:
 
 
 def lower_lds_load(e: Emitter, op: kt.LdsLoadOp) -> None:
-    e.define_by_call(op, op.result, f"kt::lds_load({e.name(op.result)}, {e.name(op.src)})")
+    args = e.names([op.result, op.src, op.row, op.col])
+    e.define_by_call(op, op.result, f"kt::lds_load({args})")
 
 
 def lower_lds_store(e: Emitter, op: kt.LdsStoreOp) -> None:

@@ -29,7 +29,9 @@ What running means:
   (kt.copy_async) is split among the warps (warp w moves rows [w·R/W, (w+1)·R/W) when W
   divides R, else warp 0 moves all); the global is read at issue, and the rows land when
   the issuing warp's kt.wait_for completes the copy. kt.lds_load takes its value at issue
-  but the register is in flight until a wait completes it; kt.lds_store writes at once.
+  but the register is in flight until a wait completes it; it reads sub-tile (row, col) of
+  the buffer, and a coordinate outside it is an error at the load (on the GPU it reads other
+  shared memory). kt.lds_store writes at once.
 - Waits. kt.wait_for {vm, lds} completes all but the `vm` newest group copies and the `lds`
   newest shared loads of this warp. As in the C++ (`kt::wait<-1, ...>`), a count the waits
   pass did not set leaves that counter alone; a kind the target keeps no counter for (the

@@ -14,6 +14,7 @@ from xdsl.ir import Operation
 
 from ..errors import KernelError
 from ..ir.query import error_at, loc_of, user_op_name
+from ..ir.types import SharedVecType
 from .values import describe_type
 
 # ---- globals -------------------------------------------------------------------------------
@@ -182,3 +183,19 @@ def copy_in_flight(op: Operation, verb: str) -> KernelError:
                     what=user_op_name(op),
                     hint="after the group load, hk.wait_for(the shared tile) and then "
                          "hk.barrier(), so every warp's part has landed before any warp uses it")
+
+
+def subtile_outside(op: Operation, row: int, col: int, grid: tuple[int, int]) -> KernelError:
+    """A shared load's sub-tile coordinates, computed on the device, fall outside its tile."""
+    src, part = op.operands[0].type, op.results[0].type
+    if isinstance(src, SharedVecType):
+        shared = f"{src.length.data}-element shared vector"
+        piece = f"{part.length.data} elements"
+    else:
+        shared = f"{src.rows.data}x{src.cols.data} shared tile"
+        piece = f"{part.rows.data}x{part.cols.data}"
+    return error_at(op, f"sub-tile (row {row}, col {col}) is outside the {shared}, which holds "
+                        f"{grid[0]}x{grid[1]} sub-tiles of {piece}",
+                    what=user_op_name(op),
+                    hint=f"keep row in [0, {grid[0]}) and col in [0, {grid[1]}): on the GPU "
+                         "nothing checks them, and the read returns other shared memory")

@@ -3,14 +3,14 @@ copies, shared loads, waits and barriers.
 
 Coordinates are in tile units: an R×C tile at (b, d, r, c) is rows [r·R, r·R+R) and columns
 [c·C, c·C+C) of g[b, d]; a vector of length L at (b, d, r, c) is row r (in elements),
-columns [c·L, c·L+L).
+columns [c·L, c·L+L). A shared load's (row, col) counts sub-tiles of its result the same way.
 """
 from __future__ import annotations
 
 from ..ir import ops as kt
 from ..ir.types import RegVecType, SharedVecType
 from .memory import (SharedBuffer, copy_in_flight, gather_rows, read_window, scatter_rows,
-                     wait_count, warp_rows, write_window)
+                     subtile_outside, wait_count, warp_rows, write_window)
 from .values import constant_array, np_dtype
 
 
@@ -99,14 +99,20 @@ def _copy_async(op: kt.CopyAsyncOp, c):
 
 
 def _lds_load(op: kt.LdsLoadOp, c):
-    s, o = c.slot(op.src), c.slot(op.result)
+    """Sub-tile (row, col) of the shared buffer; in flight until a wait completes it."""
+    s, row, col, o = c.slots_of((op.src, op.row, op.col, op.result))
+    rows, cols, rs, cs = _extent(op.result.type)
+    down, across = kt.subtile_grid(op.src.type, op.result.type)
     vector = isinstance(op.src.type, SharedVecType)
 
     def h(r, w):
-        buf = r[s]
+        buf, i, j = r[s], r[row], r[col]
         if buf.inflight:
             raise copy_in_flight(op, "read")
-        r[o] = buf.data[0].copy() if vector else buf.data.copy()
+        if not (0 <= i < down and 0 <= j < across):
+            raise subtile_outside(op, i, j, (down, across))
+        window = buf.data[i * rs:i * rs + rows, j * cs:j * cs + cols]
+        r[o] = window[0].copy() if vector else window.copy()
         w.asyn.issue_load(op, o)
     return h
 

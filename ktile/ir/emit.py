@@ -157,8 +157,8 @@ class Builder:
     def copy_async(self, g: SSAValue, coords: Sequence[SSAValue], dst: SSAValue) -> None:
         self.insert(kt.CopyAsyncOp(g, coords, dst))
 
-    def lds_load(self, src: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.LdsLoadOp(src, ty)).result
+    def lds_load(self, src: SSAValue, row: SSAValue, col: SSAValue, ty: Attribute) -> SSAValue:
+        return self.insert(kt.LdsLoadOp(src, row, col, ty)).result
 
     def lds_store(self, dst: SSAValue, value: SSAValue) -> None:
         self.insert(kt.LdsStoreOp(dst, value))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType,
                                    StringAttr, i64)
 from xdsl.ir import Attribute, Dialect, SSAValue
@@ -206,21 +207,62 @@ class CopyAsyncOp(KtOp):
 
 @irdl_op_definition
 class LdsLoadOp(KtOp):
-    """Shared → register, asynchronous: usable only after a `kt.wait_for` (counter "lds")."""
+    """Shared → register, asynchronous: usable only after a `kt.wait_for` (counter "lds").
+    Reads sub-tile (`row`, `col`) of `src`, in units of the result's shape: rows [row·R,
+    row·R+R) and columns [col·C, col·C+C) of an R×C result; a vector of length L reads
+    elements [col·L, col·L+L) (`row` is 0). The result's shape divides the source's. A
+    coordinate outside `src` is invalid IR when constant, an error in the interpreter, and an
+    unchecked read of other shared memory on the hardware. Copies and waits see a read of the
+    whole of `src`."""
     name = "kt.lds_load"
     src = operand_def()
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
     result = result_def()
 
-    def __init__(self, src: SSAValue, result_type: Attribute):
-        super().__init__(operands=[src], result_types=[result_type])
+    def __init__(self, src: SSAValue, row: SSAValue, col: SSAValue, result_type: Attribute):
+        super().__init__(operands=[src, row, col], result_types=[result_type])
 
     def verify_(self) -> None:
         src, res = self.src.type, self.result.type
-        if isinstance(src, SharedTileType) and isinstance(res, RegTileType):
-            if src.shape != res.shape:
-                raise VerifyException("kt.lds_load: tile shapes differ")
-        elif not (isinstance(src, SharedVecType) and isinstance(res, RegVecType)):
-            raise VerifyException("kt.lds_load reads a shared tile into a register tile")
+        tiles = isinstance(src, SharedTileType) and isinstance(res, RegTileType)
+        vectors = isinstance(src, SharedVecType) and isinstance(res, RegVecType)
+        if not (tiles or vectors):
+            raise VerifyException("kt.lds_load reads a shared tile into a register tile, or "
+                                  "a shared vector into a register vector")
+        grid = subtile_grid(src, res)
+        if grid is None:
+            raise VerifyException(f"kt.lds_load: the result's shape {_shape_words(res)} does "
+                                  f"not divide the source's {_shape_words(src)}")
+        for name, value, count in (("row", self.row, grid[0]), ("col", self.col, grid[1])):
+            known = constant_int(value)
+            if known is not None and not 0 <= known < count:
+                raise VerifyException(f"kt.lds_load: {name} {known} is outside the source, "
+                                      f"whose {name}s of sub-tiles are [0, {count})")
+
+
+def subtile_grid(src: Attribute, result: Attribute) -> tuple[int, int] | None:
+    """How many result-shaped sub-tiles a shared tile or vector holds down and across (a
+    vector is one row); None when the result's shape does not divide the source's."""
+    if isinstance(src, SharedVecType):
+        length, part = src.length.data, result.length.data  # type: ignore[attr-defined]
+        return None if length % part else (1, length // part)
+    (rows, cols), (r, c) = src.shape, result.shape  # type: ignore[attr-defined]
+    return None if rows % r or cols % c else (rows // r, cols // c)
+
+
+def _shape_words(ty: Attribute) -> str:
+    if isinstance(ty, (SharedVecType, RegVecType)):
+        return f"{ty.length.data}"
+    return f"{ty.rows.data}x{ty.cols.data}"  # type: ignore[attr-defined]
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The integer `value` holds when an `arith.constant` makes it, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 @irdl_op_definition

@@ -11,7 +11,7 @@ from typing import Any
 from .. import dtypes
 from ..ir import emit
 from ..ir import types as irt
-from ..ir.ops import MMA_VARIANTS, mma_dims
+from ..ir.ops import MMA_VARIANTS, constant_int, mma_dims, subtile_grid
 from . import tracer
 from .types import RT, RV, ST, SV, as_dtype
 from .values import (Coord, GlobalView, MatMul, Scalar, SharedTile, Tile, Vec, as_index,
@@ -270,10 +270,56 @@ def check_desc_matches_shared(src: SharedTile, desc):
                            op="lds_load", hint="register and shared tiles must share a dtype")
     if src.is_vector != isinstance(desc, RV):
         raise tracer.error("shared vectors load into RV, shared tiles into RT", op="lds_load")
-    if isinstance(desc, RT) and (desc.rows, desc.cols) != src.ty.shape:
-        raise tracer.error(f"load of a {desc.rows}x{desc.cols} tile from a "
-                           f"{src.ty.rows.data}x{src.ty.cols.data} shared tile", op="lds_load")
+    if subtile_grid(src.ty, ty) is None:
+        raise _not_dividing(src, desc)
     return ty
+
+
+def _not_dividing(src: SharedTile, desc):
+    if isinstance(desc, RV):
+        return tracer.error(
+            f"load of a {desc.length}-element vector from a {src.ty.length.data}-element shared "
+            f"vector: the register vector's length must divide the shared vector's",
+            op="lds_load", hint="a shared load reads the col-th piece of the shared vector, "
+                                "in units of the register vector's length")
+    rows, cols = src.ty.shape
+    bad = [f"{n} {what} do not divide {whole}" for n, what, whole in
+           ((desc.rows, "rows", rows), (desc.cols, "columns", cols)) if whole % n]
+    return tracer.error(
+        f"load of a {desc.rows}x{desc.cols} tile from a {rows}x{cols} shared tile: the register "
+        f"tile's rows and columns must divide the shared tile's ({', '.join(bad)})",
+        op="lds_load",
+        hint=f"a shared load reads sub-tile (row, col) in units of the register tile's shape: "
+             f"use rows that divide {rows} and columns that divide {cols}")
+
+
+def subtile_coords(src: SharedTile, desc, ty, row, col) -> tuple[Scalar, Scalar]:
+    """The sub-tile a shared load of `desc` (IR type `ty`) reads, as index scalars. A
+    coordinate known while tracing must be inside the shared tile; one computed on the device
+    is the author's to keep inside (the interpreter checks it, the hardware does not)."""
+    down, across = subtile_grid(src.ty, ty)
+    row_s, col_s = as_index(row, "shared load row"), as_index(col, "shared load col")
+    if src.is_vector and constant_int(row_s.v) != 0:
+        raise tracer.error("a shared vector has one row: its shared load takes only `col`",
+                           op="lds_load", hint="sv.load(hk.RV(dtype, L), col=c) reads elements "
+                                               "[c·L, c·L+L)")
+    for name, value, count in (("row", row_s, down), ("col", col_s, across)):
+        known = constant_int(value.v)
+        if known is not None and not 0 <= known < count:
+            raise _outside(src, desc, f"{name} {known}", (down, across))
+    return row_s, col_s
+
+
+def _outside(src: SharedTile, desc, coordinate: str, grid: tuple[int, int]):
+    if isinstance(desc, RV):
+        shared, part = f"{src.ty.length.data}-element shared vector", f"{desc.length}-element"
+    else:
+        shared = f"{src.ty.rows.data}x{src.ty.cols.data} shared tile"
+        part = f"{desc.rows}x{desc.cols}"
+    return tracer.error(
+        f"shared load {coordinate} is outside the {shared}: in {part} sub-tiles, row is in "
+        f"[0, {grid[0]}) and col in [0, {grid[1]})", op="lds_load",
+        hint="row and col count sub-tiles of the register type's shape, not elements")
 
 
 def load_async(dst: SharedTile, src: GlobalView) -> None:

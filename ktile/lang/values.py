@@ -456,11 +456,15 @@ class SharedTile(Value):
     def is_vector(self) -> bool:
         return isinstance(self.ty, irt.SharedVecType)
 
-    def load(self, desc: RT | RV) -> Tile | Vec:
-        """Shared → registers, asynchronously: `hk.wait_for(result)` before using it."""
-        from .builtins import check_desc_matches_shared
+    def load(self, desc: RT | RV, row=0, col=0) -> Tile | Vec:
+        """Shared → registers, asynchronously: `hk.wait_for(result)` before using it. Reads
+        sub-tile (row, col) in units of desc's shape, which must divide the shared tile's:
+        rows [row·R, row·R+R), columns [col·C, col·C+C); a vector reads elements
+        [col·L, col·L+L). Device values are allowed; keeping them inside is the author's part."""
+        from .builtins import check_desc_matches_shared, subtile_coords
         ty = check_desc_matches_shared(self, desc)
-        v = _b().lds_load(self.v, ty)
+        row_s, col_s = subtile_coords(self, desc, ty, row, col)
+        v = _b().lds_load(self.v, row_s.v, col_s.v, ty)
         return Vec(v) if isinstance(desc, RV) else Tile(v)
 
     def store(self, value: Tile | Vec) -> None:

@@ -48,8 +48,8 @@ extern "C" __global__ __launch_bounds__(32) void gemm(kt::gl<kt::bf16> v0, kt::g
     kt::copy_async(v6, v1, kt::coord{v16, v16, v4, v14});
     kt::wait<0, -1>();
     kt::barrier();
-    kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_a> v17; kt::lds_load(v17, v5);
-    kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_b> v18; kt::lds_load(v18, v6);
+    kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_a> v17; kt::lds_load(v17, v5, v16, v16);
+    kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_b> v18; kt::lds_load(v18, v6, v16, v16);
     kt::wait<-1, 0>(); kt::bind(v17); kt::bind(v18);
     kt::rt<float, 32, 32, kt::row, kt::frag_acc> v19; kt::mma_ABt(v19, v17, v18, v15);
     kt::barrier();

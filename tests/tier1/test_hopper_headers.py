@@ -154,6 +154,37 @@ def test_header_properties(tmp_path):
     assert build.returncode == 0, build.log[-4000:]
 
 
+# Every path of kt::lds_load at sub-tile coordinates known only at run time: 16-bit row and col
+# layouts (ldmatrix, ldmatrix.trans), 32-bit and 8-bit pairs, and a piece of a shared vector.
+SUBTILES = r"""
+#include "ktile/nvidia/hopper/kernel.hpp"
+
+template <class Tile> __device__ float first(const Tile& t) {
+  return static_cast<float>(kt::detail::elem(t.tiles[Tile::height - 1][Tile::width - 1][3], 1));
+}
+extern "C" __global__ void subtiles(kt::gl<float> g, kt::index_t row, kt::index_t col) {
+  auto& s16 = kt::shared_at<kt::st<kt::bf16, 64, 128>, 0>();
+  auto& s32 = kt::shared_at<kt::st<float, 32, 64>, 16384>();
+  auto& s8 = kt::shared_at<kt::st<int8_t, 32, 64>, 24576>();
+  auto& sv = kt::shared_at<kt::sv<float, 64>, 26624>();
+  kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_a> a; kt::lds_load(a, s16, row, col);
+  kt::rt<kt::bf16, 16, 32, kt::col, kt::frag_b> b; kt::lds_load(b, s16, row, col);
+  kt::rt<float, 16, 32, kt::row, kt::frag_none> f; kt::lds_load(f, s32, row, col);
+  kt::rt<int8_t, 16, 32, kt::col, kt::frag_none> i; kt::lds_load(i, s8, row, col);
+  kt::rv<float, 32, kt::col_axis> v; kt::lds_load(v, sv, 0, col);
+  kt::rt<kt::bf16, 64, 128, kt::row, kt::frag_none> whole; kt::lds_load(whole, s16);
+  g.data[threadIdx.x] = first(a) + first(b) + first(f) + first(i) + first(whole) + v.data[1][1].y;
+}
+"""
+
+
+def test_sub_tile_reads_compile(tmp_path):
+    build = nvcc_build(SUBTILES, tmp_path, "subtiles")
+    assert build.returncode == 0, build.log[-4000:]
+    report = build.functions["subtiles"]
+    assert (report.spill_stores, report.spill_loads, report.stack_frame) == (0, 0, 0), report
+
+
 REFUSED = {
     "tile_shape": ("kt::rt<float, 8, 16, kt::row, kt::frag_none> t; kt::fill(t, 0.0); g.data[0] = t.tiles[0][0][0].x;",
                    "multiples of 16"),
@@ -171,6 +202,10 @@ REFUSED = {
                "kt::rt<int32_t, 16, 16, kt::row, kt::frag_acc> c, d; kt::fill(c, 0.0);"
                "kt::mma_ABt(d, a, b, c); g.data[0] = float(d.tiles[0][0][0].x);",
                "multiple of 32"),
+    "lds_load_subtile": ("auto& s = kt::shared_at<kt::st<kt::bf16, 32, 64>, 0>();"
+                         "kt::rt<kt::bf16, 16, 48, kt::row, kt::frag_none> t; kt::lds_load(t, s, 0, 1);"
+                         "g.data[0] = float(t.tiles[0][0][0].x);",
+                         "the register tile's rows and columns must divide the shared tile's"),
 }
 
 

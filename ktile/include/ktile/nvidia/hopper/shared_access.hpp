@@ -1,6 +1,12 @@
 // ktile / NVIDIA Hopper: kt::lds_load (shared -> registers) and kt::lds_store (registers ->
 // shared) for one warp's tile or vector.
 //
+// kt::lds_load(dst, src, row, col) reads the dst-shaped part of `src` at tile coordinates
+// (row, col) (the DSL's sub-tile): rows [row·R, row·R+R), columns [col·C, col·C+C) of `src` for
+// an R×C dst; a vector of length L reads elements [col·L, col·L+L) (row is 0). The part is
+// addressed as rows and chunks of the whole shared tile, through its swizzle, so it reads as a
+// whole tile does. The coordinates are not checked: one outside `src` reads other shared memory.
+//
 // 16-bit tiles move a 16×16 subtile per instruction: `ldmatrix.x4` / `stmatrix.x4` for the row
 // layout (matrix m = pair m), their `.trans` forms for the col layout, each lane giving the
 // swizzled address of one 16-byte row of one 8×8 block (shared_tile.hpp). Other element types
@@ -15,14 +21,16 @@
 namespace kt {
 namespace detail {
 
-// The byte offset lane `lane` names for ldmatrix / stmatrix .x4 over subtile (i, j): it gives
-// row (lane % 8) of matrix m = lane / 8, which is pair m of the subtile.
-template <class S, class Layout> __device__ __forceinline__ uint32_t matrix_row_offset(int i, int j) {
+// The byte offset lane `lane` names for ldmatrix / stmatrix .x4 over subtile (i, j) of the
+// register tile whose element (0, 0) is element (r0, c0) of the shared tile: it gives row
+// (lane % 8) of matrix m = lane / 8, which is pair m of the subtile.
+template <class S, class Layout>
+__device__ __forceinline__ uint32_t matrix_row_offset(int r0, int c0, int i, int j) {
   const int lane = lane_id(), m = lane >> 3, rr = lane & 7;
   // row layout: pair m covers rows 8(m & 1).., columns 8(m >> 1)..; col layout the other way
   const int row_half = std::is_same<Layout, row>::value ? (m & 1) : (m >> 1);
   const int col_half = std::is_same<Layout, row>::value ? (m >> 1) : (m & 1);
-  return S::chunk_offset(16 * i + 8 * row_half + rr, 2 * j + col_half);
+  return S::chunk_offset(r0 + 16 * i + 8 * row_half + rr, c0 / S::chunk_elems + 2 * j + col_half);
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
@@ -42,14 +50,15 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t address, const uint32
                :: "r"(address), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
 }
 
-template <class Tile, class S> __device__ __forceinline__ void lds_load_matrices(Tile& dst, const S& src) {
+template <class Tile, class S>
+__device__ __forceinline__ void lds_load_matrices(Tile& dst, const S& src, int r0, int c0) {
   using L = typename Tile::layout;
 #pragma unroll
   for (int i = 0; i < Tile::height; ++i)
 #pragma unroll
     for (int j = 0; j < Tile::width; ++j) {
       uint32_t r[4];
-      const uint32_t address = src.address(matrix_row_offset<S, L>(i, j));
+      const uint32_t address = src.address(matrix_row_offset<S, L>(r0, c0, i, j));
       if constexpr (std::is_same<L, row>::value) ldmatrix_x4(r, address);
       else ldmatrix_x4_trans(r, address);
 #pragma unroll
@@ -66,7 +75,7 @@ template <class S, class Tile> __device__ __forceinline__ void lds_store_matrice
       uint32_t r[4];
 #pragma unroll
       for (int p = 0; p < 4; ++p) r[p] = bits_of<uint32_t>(src.tiles[i][j][p]);
-      const uint32_t address = dst.address(matrix_row_offset<S, L>(i, j));
+      const uint32_t address = dst.address(matrix_row_offset<S, L>(0, 0, i, j));
       if constexpr (std::is_same<L, row>::value) stmatrix_x4(address, r);
       else stmatrix_x4_trans(address, r);
     }
@@ -74,12 +83,13 @@ template <class S, class Tile> __device__ __forceinline__ void lds_store_matrice
 
 // A row-layout pair is two adjacent elements of one row: one access (chunks hold an even
 // number of elements, so a pair never straddles two). A col-layout pair spans two rows.
-template <class Tile, class S> __device__ __forceinline__ void lds_load_pairs(Tile& dst, const S& src) {
+template <class Tile, class S>
+__device__ __forceinline__ void lds_load_pairs(Tile& dst, const S& src, int r0, int c0) {
   using L = typename Tile::layout;
   using P = typename Tile::pair_type;
   each_tile_pos<Tile>([&](const tile_pos& q) {
     if (q.e != 0) return;
-    const int r = row_of<L>(q), c = col_of<L>(q);
+    const int r = r0 + row_of<L>(q), c = c0 + col_of<L>(q);
     if constexpr (std::is_same<L, row>::value) {
       dst.tiles[q.i][q.j][q.p] = *reinterpret_cast<const P*>(&src.at(r, c));
     } else {
@@ -106,10 +116,14 @@ template <class S, class Tile> __device__ __forceinline__ void lds_store_pairs(S
 
 }  // namespace detail
 
-template <class T, int R, int C, class L, class F>
-__device__ __forceinline__ void lds_load(rt<T, R, C, L, F>& dst, const st<T, R, C>& src) {
-  if constexpr (sizeof(T) == 2) detail::lds_load_matrices(dst, src);
-  else detail::lds_load_pairs(dst, src);
+template <class T, int R, int C, class L, class F, int SR, int SC>
+__device__ __forceinline__ void lds_load(rt<T, R, C, L, F>& dst, const st<T, SR, SC>& src,
+                                         index_t row = 0, index_t col = 0) {
+  static_assert(SR % R == 0 && SC % C == 0,
+                "kt::lds_load reads a sub-tile: the register tile's rows and columns must divide the shared tile's");
+  const int r0 = static_cast<int>(row) * R, c0 = static_cast<int>(col) * C;
+  if constexpr (sizeof(T) == 2) detail::lds_load_matrices(dst, src, r0, c0);
+  else detail::lds_load_pairs(dst, src, r0, c0);
 }
 
 template <class T, int R, int C, class L, class F>
@@ -119,11 +133,15 @@ __device__ __forceinline__ void lds_store(st<T, R, C>& dst, const rt<T, R, C, L,
 }
 
 // Vectors: each lane reads the elements it holds; one lane per distinct element writes.
-template <class T, int L, class A>
-__device__ __forceinline__ void lds_load(rv<T, L, A>& dst, const sv<T, L>& src) {
+template <class T, int L, class A, int SL>
+__device__ __forceinline__ void lds_load(rv<T, L, A>& dst, const sv<T, SL>& src,
+                                         index_t /* row: 0 */ = 0, index_t col = 0) {
+  static_assert(SL % L == 0,
+                "kt::lds_load reads a piece of a shared vector: the register vector's length must divide the shared vector's");
   using V = rv<T, L, A>;
+  const int e0 = static_cast<int>(col) * L;
   detail::each_vec_pos<V>([&](const detail::vec_pos& q) {
-    detail::at_vec(dst, q) = src.data[detail::index_of<typename V::form>(q)];
+    detail::at_vec(dst, q) = src.data[e0 + detail::index_of<typename V::form>(q)];
   });
 }
 
