@@ -76,11 +76,41 @@ def resident(warps: int, cols: int):
     return rmsnorm_resident
 
 
+def staged(warps: int, cols: int):
+    """x read once, into shared memory (one 16 x WIDTH group load); each warp reads its column
+    tiles from there twice (sub-tile shared loads)."""
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=warps)
+    def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                       WIDTH: hk.Constexpr[int] = 4096, eps: hk.Constexpr[float] = 1e-6):
+        b, r, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
+        hk.group.load(rows, x[hk.tile_coord(b, 0, r, 0)])
+        hk.wait_for(rows)
+        hk.barrier()
+        t = hk.RT(hk.bf16, 16, cols)
+        columns = [warp + i * warps for i in range(WIDTH // (cols * warps))]
+        squares = hk.zeros(hk.RV(hk.fp32, 16))
+        for c in columns:
+            xs = rows.load(t, col=c)
+            hk.wait_for(xs)
+            xf = xs.to(hk.fp32)
+            squares += hk.row_sum(xf * xf)
+        inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+        for c in columns:
+            xs = rows.load(t, col=c)
+            hk.wait_for(xs)
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+    return rmsnorm_staged
+
+
 VARIANTS = {
     "loop w4 c64": runtime_loop(4, 64), "loop w16 c64": runtime_loop(16, 64),
-    "unrolled w8 c64": unrolled(8, 64), "unrolled w16 c64": unrolled(16, 64),
-    "resident w16 c64": resident(16, 64), "resident w8 c64": resident(8, 64),
-    "resident w16 c128": resident(16, 128), "resident w32 c64": resident(32, 64),
+    "unrolled w16 c64": unrolled(16, 64),
+    "resident w8 c64": resident(8, 64),
+    "staged w4 c64": staged(4, 64), "staged w8 c64": staged(8, 64),
+    "staged w16 c64": staged(16, 64), "staged w8 c128": staged(8, 128),
+    "staged w16 c128": staged(16, 128), "staged w32 c64": staged(32, 64),
 }
 
 
