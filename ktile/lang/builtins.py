@@ -13,9 +13,10 @@ from ..ir import emit
 from ..ir import types as irt
 from ..ir.ops import MMA_VARIANTS, constant_int, mma_dims, subtile_grid
 from . import tracer
-from .types import RT, RV, ST, SV, as_dtype
-from .values import (Coord, GlobalView, MatMul, Scalar, SharedTile, Tile, Vec, as_index,
-                     as_scalar, describe, reduce_tile, reduce_vec, scalar_const)
+from .types import RT, RV, ST, SV
+from .memory import Coord, Global, GlobalView, SharedTile
+from .tiles import Tile, Vec, reduce_tile, reduce_vec
+from .values import Scalar, as_index, as_scalar, describe
 
 
 def _b():
@@ -383,7 +384,6 @@ def _rows_vec(rows, op: str) -> Vec:
 
 def gather(src, rows: Vec, desc: RT, col=0, batch=0, depth=0) -> Tile:
     """Row i of the result is row rows[i] of `src` (batch, depth), column tile `col`."""
-    from .values import Global
     if not isinstance(src, Global):
         raise tracer.error(f"gather reads a global, got {describe(src)}", op="gather")
     rows = _rows_vec(rows, "gather")
@@ -399,7 +399,6 @@ def gather(src, rows: Vec, desc: RT, col=0, batch=0, depth=0) -> Tile:
 
 def scatter(dst, rows: Vec, value: Tile, col=0, batch=0, depth=0) -> None:
     """Row i of `value` goes to row rows[i] of `dst`; negative indices (padding) are dropped."""
-    from .values import Global
     if not isinstance(dst, Global):
         raise tracer.error(f"scatter writes a global, got {describe(dst)}", op="scatter")
     rows = _rows_vec(rows, "scatter")

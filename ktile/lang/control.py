@@ -13,7 +13,8 @@ from xdsl.ir import Block
 
 from ..errors import SourceLoc
 from . import tracer
-from .values import Global, Scalar, SharedTile, Tile, Value, Vec, as_index, describe, scalar_const
+from .memory import Global
+from .values import Scalar, Value, as_index, describe, scalar_const
 
 
 class Undefined:

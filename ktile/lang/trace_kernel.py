@@ -10,8 +10,8 @@ from ..errors import InternalError, KernelError, KtileError, SourceLoc
 from ..ir import emit
 from ..ir import types as irt
 from . import tracer
-from .builtins import cdiv  # noqa: F401  (grid lambdas call hk.cdiv)
-from .values import Global, Scalar, as_index, describe
+from .memory import Global
+from .values import Scalar, as_index, describe
 
 
 class _Extents:

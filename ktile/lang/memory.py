@@ -1,0 +1,152 @@
+"""Traced memory: tile coordinates, globals (the tensor parameters) and their tile views,
+shared tiles and vectors."""
+from __future__ import annotations
+
+from ..dtypes import DType
+from ..ir import types as irt
+from . import tracer
+from .tiles import Tile, Vec
+from .types import RT, RV
+from .values import Scalar, Value, _b, as_index, describe
+
+
+class Coord:
+    """A tile coordinate (batch, depth, row tile, col tile)."""
+
+    def __init__(self, parts):
+        self.parts = tuple(parts)
+        if len(self.parts) != 4:
+            raise tracer.error(f"a tile coordinate has 4 parts (batch, depth, row, col), got "
+                               f"{len(self.parts)}", hint="use hk.tile_coord(b, d, r, c)")
+        self._scalars: list[Scalar] | None = None
+
+    def scalars(self) -> list[Scalar]:
+        if self._scalars is None:
+            names = ("batch", "depth", "row", "col")
+            self._scalars = [as_index(p, f"tile_coord {n}") for p, n in zip(self.parts, names)]
+        return self._scalars
+
+
+class SharedTile(Value):
+    """A shared-memory tile or vector of the block."""
+    kind = "shared tile"
+
+    def describe(self) -> str:
+        return "a shared vector" if self.is_vector else "a shared tile"
+
+    @property
+    def dtype(self) -> DType:
+        return self.ty.dtype
+
+    @property
+    def is_vector(self) -> bool:
+        return isinstance(self.ty, irt.SharedVecType)
+
+    def load(self, desc: RT | RV, row=0, col=0) -> Tile | Vec:
+        """Shared → registers, asynchronously: `hk.wait_for(result)` before using it. Reads
+        sub-tile (row, col) in units of desc's shape, which must divide the shared tile's:
+        rows [row·R, row·R+R), columns [col·C, col·C+C); a vector reads elements
+        [col·L, col·L+L). Device values are allowed; keeping them inside is the author's part."""
+        from .builtins import check_desc_matches_shared, subtile_coords
+        ty = check_desc_matches_shared(self, desc)
+        row_s, col_s = subtile_coords(self, desc, ty, row, col)
+        v = _b().lds_load(self.v, row_s.v, col_s.v, ty)
+        return Vec(v) if isinstance(desc, RV) else Tile(v)
+
+    def store(self, value: Tile | Vec) -> None:
+        """Registers → shared; other warps see it after `hk.barrier()`."""
+        if not isinstance(value, (Tile, Vec)):
+            raise tracer.error(f"store() writes a register tile or vector, got {describe(value)}")
+        _b().lds_store(self.v, value.v)
+
+
+class Global(Value):
+    """A positional tensor parameter: a 4-D global (batch, depth, rows, cols)."""
+    kind = "global tensor"
+
+    def describe(self) -> str:
+        return f"global '{self.name}'"
+
+    def __init__(self, v, name: str, index: int):
+        super().__init__(v)
+        self.name = name
+        self.index = index
+
+    @property
+    def dtype(self) -> DType:
+        return self.ty.dtype
+
+    def _extent(self, dim: int) -> Scalar:
+        return Scalar(_b().extent(self.v, dim))
+
+    @property
+    def batch(self) -> Scalar: return self._extent(0)
+    @property
+    def depth(self) -> Scalar: return self._extent(1)
+    @property
+    def rows(self) -> Scalar: return self._extent(2)
+    @property
+    def cols(self) -> Scalar: return self._extent(3)
+
+    def __getitem__(self, idx) -> "GlobalView":
+        return GlobalView(self, to_coord(idx))
+
+    def __setitem__(self, idx, value) -> None:
+        GlobalView(self, to_coord(idx)).store(value)
+
+    def __iter__(self):
+        raise tracer.error(f"global '{self.name}' cannot be iterated",
+                           hint="index it with a tile coordinate: g[hk.tile_coord(b, d, r, c)]")
+
+
+class GlobalView:
+    """`g[coord]`: where a tile of `g` sits, waiting to be loaded or stored."""
+
+    def __init__(self, g: Global, coord: Coord):
+        self.g, self.coord = g, coord
+
+    def load(self, desc: RT | RV, pad: float = 0.0) -> Tile | Vec:
+        """Global → registers. Elements past the global's edge read `pad` (bounded load)."""
+        from .builtins import ir_type_of_register_desc
+        ty = ir_type_of_register_desc(desc, "load")
+        if desc.dtype != self.g.dtype:
+            raise tracer.error(
+                f"load of a {desc.dtype!r} tile from global '{self.g.name}' of {self.g.dtype!r}",
+                op="load", hint=f"load as {self.g.dtype!r} and convert with .to({desc.dtype!r})")
+        record_coindexing(self.g, self.coord, desc)
+        v = _b().load(self.g.v, [s.v for s in self.coord.scalars()], ty, float(pad))
+        return Vec(v) if isinstance(desc, RV) else Tile(v)
+
+    def store(self, value) -> None:
+        if not isinstance(value, (Tile, Vec)):
+            raise tracer.error(f"stores to global '{self.g.name}' take a register tile or "
+                               f"vector, got {describe(value)}", op="store")
+        if value.dtype != self.g.dtype:
+            raise tracer.error(
+                f"store of a {value.dtype!r} tile into global '{self.g.name}' of "
+                f"{self.g.dtype!r}", op="store",
+                hint=f"convert first: value.to({self.g.dtype!r})")
+        desc = value.desc if isinstance(value, Tile) else RV(value.dtype, value.length, value.axis)
+        record_coindexing(self.g, self.coord, desc)
+        _b().store(self.g.v, [s.v for s in self.coord.scalars()], value.v)
+
+
+def to_coord(idx) -> Coord:
+    if isinstance(idx, Coord):
+        return idx
+    if isinstance(idx, tuple) and len(idx) == 4:
+        return Coord(idx)
+    raise tracer.error(f"a global is indexed by a tile coordinate of 4 parts (batch, depth, row, "
+                       f"col), got {describe(idx)}", hint="use hk.tile_coord(b, d, r, c)")
+
+
+def record_coindexing(g: Global, coord: Coord, desc) -> None:
+    """Globals read or written at one coordinate object with one tile shape must agree in
+    extent: the call checks that (the seed's `add` with mismatched tensors is refused)."""
+    shape = (desc.rows, desc.cols) if isinstance(desc, RT) else (1, desc.length)
+    key = (id(coord), shape)
+    trace = tracer.current()
+    members = trace.coindexed.setdefault(key, [])
+    if g.index not in members:
+        members.append(g.index)
+    trace.coindexed_keepalive = getattr(trace, "coindexed_keepalive", []) + [coord]
