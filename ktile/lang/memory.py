@@ -47,7 +47,7 @@ class SharedTile(Value):
         sub-tile (row, col) in units of desc's shape, which must divide the shared tile's:
         rows [row·R, row·R+R), columns [col·C, col·C+C); a vector reads elements
         [col·L, col·L+L). Device values are allowed; keeping them inside is the author's part."""
-        from .builtins import check_desc_matches_shared, subtile_coords
+        from .transfers import check_desc_matches_shared, subtile_coords
         ty = check_desc_matches_shared(self, desc)
         row_s, col_s = subtile_coords(self, desc, ty, row, col)
         v = _b().lds_load(self.v, row_s.v, col_s.v, ty)
@@ -107,7 +107,7 @@ class GlobalView:
 
     def load(self, desc: RT | RV, pad: float = 0.0) -> Tile | Vec:
         """Global → registers. Elements past the global's edge read `pad` (bounded load)."""
-        from .builtins import ir_type_of_register_desc
+        from .elementwise import ir_type_of_register_desc
         ty = ir_type_of_register_desc(desc, "load")
         if desc.dtype != self.g.dtype:
             raise tracer.error(

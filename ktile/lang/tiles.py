@@ -239,11 +239,12 @@ class MatMul:
         return MatMul(a, b, variant)
 
     def accumulate_into(self, acc: Tile) -> Tile:
-        from .builtins import mma
+        from .mma import mma
         return mma(self.a, self.b, acc, variant=self.variant)
 
     def _materialize(self) -> Tile:
-        from .builtins import mma, zeros
+        from .elementwise import zeros
+        from .mma import mma
         from ..ir.ops import mma_dims
         m, n, _ = mma_dims(self.variant, self.a.shape, self.b.shape)
         acc = zeros(RT(dtypes.fp32, m, n))

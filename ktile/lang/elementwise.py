@@ -1,0 +1,211 @@
+"""What kernels compute with: constructors, elementwise math, masks, random numbers and
+reductions of register tiles and vectors."""
+from __future__ import annotations
+
+import math as _pymath
+from typing import Any
+
+from .. import dtypes
+from ..ir import emit
+from ..ir import types as irt
+from . import tracer
+from .tiles import Tile, Vec, reduce_tile, reduce_vec
+from .types import RT, RV
+from .values import Scalar, as_index, as_scalar, describe
+
+def _b():
+    return tracer.current().builder
+
+
+def to_float(x) -> Scalar:
+    s = as_scalar(x, "to_float argument")
+    return s if s.is_float else Scalar(_b().index_to_f32(s.v))
+
+
+# ---- constructors --------------------------------------------------------------------------
+
+def ir_type_of_register_desc(desc: Any, what: str):
+    if isinstance(desc, RT):
+        return irt.rt(desc.dtype, desc.rows, desc.cols, desc.layout)
+    if isinstance(desc, RV):
+        return irt.rv(desc.dtype, desc.length, desc.axis)
+    raise tracer.error(f"{what} needs a register type hk.RT(...) or hk.RV(...), got "
+                       f"{describe(desc)}", op=what)
+
+
+def _wrap(desc, v):
+    return Vec(v) if isinstance(desc, RV) else Tile(v)
+
+
+def full(desc: RT | RV, value: float) -> Tile | Vec:
+    return _wrap(desc, _b().fill(float(value), ir_type_of_register_desc(desc, "full")))
+
+
+def zeros(desc: RT | RV) -> Tile | Vec:
+    return full(desc, 0.0)
+
+
+def ones(desc: RT | RV) -> Tile | Vec:
+    return full(desc, 1.0)
+
+
+def neg_infty(desc: RT | RV) -> Tile | Vec:
+    return full(desc, float("-inf"))
+
+
+def iota(desc: RT | RV, axis: str = "col") -> Tile | Vec:
+    """Each element's index within the tile along `axis` ("row" or "col"); for a vector, each
+    element's index in it. The dtype must be an integer or float type."""
+    if axis not in ("row", "col"):
+        raise tracer.error(f"iota axis must be 'row' or 'col', got {axis!r}", op="iota")
+    return _wrap(desc, _b().iota(axis, ir_type_of_register_desc(desc, "iota")))
+
+
+# ---- elementwise math ----------------------------------------------------------------------
+
+def _unary(fn: str):
+    def apply(x):
+        if isinstance(x, (Tile, Vec)):
+            if not x.dtype.is_float and fn not in ("abs", "relu", "neg"):
+                raise tracer.error(f"{fn} needs a float tile, got {describe(x)}", op=fn,
+                                   hint="convert first with .to(hk.fp32)")
+            return x._wrap(_b().unary(fn, x.v))
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return _python_unary(fn, float(x))
+        s = as_scalar(x, f"{fn} argument")
+        return Scalar(_b().unary(fn, to_float(s).v))
+    apply.__name__ = fn
+    apply.__doc__ = f"Elementwise {fn} of a tile, vector or scalar."
+    return apply
+
+
+def _python_unary(fn: str, x: float) -> float:
+    table = {"exp": _pymath.exp, "exp2": lambda v: 2.0 ** v, "log": _pymath.log,
+             "log2": _pymath.log2, "sqrt": _pymath.sqrt, "rsqrt": lambda v: 1 / _pymath.sqrt(v),
+             "abs": abs, "relu": lambda v: max(v, 0.0), "sin": _pymath.sin, "cos": _pymath.cos,
+             "tanh": _pymath.tanh}
+    if fn not in table:
+        raise tracer.error(f"{fn} of a Python number", hint="apply it to a tile or scalar")
+    return table[fn](x)
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+log = _unary("log")
+log2 = _unary("log2")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+silu = _unary("silu")
+gelu = _unary("gelu")
+relu = _unary("relu")
+sigmoid = _unary("sigmoid")
+tanh = _unary("tanh")
+sin = _unary("sin")
+cos = _unary("cos")
+
+
+def abs(x):  # noqa: A001 - hk-dsl's name
+    return _unary("abs")(x)
+
+
+def maximum(x, y):
+    return _minmax("max", x, y)
+
+
+def minimum(x, y):
+    return _minmax("min", x, y)
+
+
+def _minmax(fn: str, x, y):
+    if isinstance(x, (Tile, Vec)):
+        return x._binary(fn, y)
+    if isinstance(y, (Tile, Vec)):
+        return y._binary(fn, x, reverse=True)
+    if isinstance(x, Scalar):
+        return x._binary(fn, y)
+    if isinstance(y, Scalar):
+        return y._binary(fn, x, reverse=True)
+    return max(x, y) if fn == "max" else min(x, y)
+
+
+def where(cond, x, y):
+    """Elementwise `x if cond else y`; cond is a mask (a comparison result)."""
+    if isinstance(cond, Scalar):
+        xs, ys = as_scalar(x, "where x"), as_scalar(y, "where y")
+        return Scalar(_b().scalar_select(cond.v, xs.v, ys.v))
+    if not isinstance(cond, (Tile, Vec)) or cond.dtype != dtypes.i1:
+        raise tracer.error(f"where() needs a mask (a comparison of tiles) as its condition, got "
+                           f"{describe(cond)}", op="where")
+    shape_src = x if isinstance(x, type(cond)) else y if isinstance(y, type(cond)) else None
+    if shape_src is None:
+        raise tracer.error("where() needs x or y to be a tile or vector like its mask", op="where")
+    xv = _broadcast_like(x, shape_src)
+    yv = _broadcast_like(y, shape_src)
+    return shape_src._wrap(_b().select(cond.v, xv.v, yv.v))
+
+
+def _broadcast_like(value, like):
+    if isinstance(value, type(like)):
+        return value
+    return like._wrap(_b().binary("add", _b().fill(0.0, like.ty), like._coerce_operand("add", value)[0],
+                                  like.ty))
+
+
+def cast(x, dtype):
+    return x.to(dtype)
+
+
+# ---- reductions ----------------------------------------------------------------------------
+
+def row_sum(t): return reduce_tile(t, "sum", "row")
+def row_max(t): return reduce_tile(t, "max", "row")
+def row_min(t): return reduce_tile(t, "min", "row")
+def col_sum(t): return reduce_tile(t, "sum", "col")
+def col_max(t): return reduce_tile(t, "max", "col")
+def col_min(t): return reduce_tile(t, "min", "col")
+
+
+def sum(v):  # noqa: A001
+    return reduce_vec(v, "sum") if isinstance(v, Vec) else _not_vec("sum", v)
+
+
+def _not_vec(fn, v):
+    raise tracer.error(f"hk.{fn} reduces a register vector to a scalar, got {describe(v)}",
+                       hint=f"for tiles use hk.row_{fn} or hk.col_{fn}")
+
+
+def block_reduce(kind: str, x):
+    """Cross-warp combine: every warp gets the `kind` of all warps' x, in warp order."""
+    if not isinstance(x, (Vec, Scalar)):
+        raise tracer.error(f"group.{kind} combines a vector or scalar across warps, got "
+                           f"{describe(x)}", op=f"group.{kind}",
+                           hint="reduce the tile first (hk.row_sum), then combine the vector")
+    if isinstance(x, Scalar) and not x.is_float:
+        x = to_float(x)
+    return type(x)(_b().block_reduce(kind, x.v))
+
+
+
+# ---- masks, random numbers, rows by index --------------------------------------------------
+
+def causal_mask(x: Tile, row0, col0, fill: float = float("-inf")) -> Tile:
+    """x with `fill` where (col0 + j) > (row0 + i): keys past the query."""
+    if not isinstance(x, Tile):
+        raise tracer.error(f"causal_mask applies to a register tile, got {describe(x)}")
+    return Tile(_b().causal_mask(x.v, as_index(row0, "row0").v, as_index(col0, "col0").v,
+                                 float(fill)))
+
+
+def rand(seed, offsets: Tile | Vec) -> Tile | Vec:
+    """Uniform [0, 1) fp32 draws, the same as Triton's `tl.rand(seed, offsets)`."""
+    if not isinstance(offsets, (Tile, Vec)) or offsets.dtype != dtypes.i32:
+        raise tracer.error(f"rand offsets must be an i32 tile or vector, got {describe(offsets)}",
+                           op="rand", hint="build them with hk.iota(hk.RT(hk.i32, ...)) + base")
+    if isinstance(seed, int):
+        seed_v = _b().const_int(seed, 64)
+    else:
+        s = as_scalar(seed, "rand seed")
+        seed_v = _b().int_cast(s.v, emit.i64)
+    ty = offsets._retyped(dtypes.fp32)
+    return offsets._wrap(_b().rand(seed_v, offsets.v, ty))
+
