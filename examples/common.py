@@ -66,7 +66,12 @@ def example_main(namespace: dict) -> None:
     parser.add_argument("--target", choices=targets.NAMES, help="target arch (default: gfx1100)")
     parser.add_argument("--interpret", action="store_true",
                         help="run on the CPU interpreter even where a GPU is present")
+    parser.add_argument("--build", action="store_true",
+                        help="compile for --target (default: every target with a toolchain here), "
+                             "run the resource gates and print the reports; no GPU needed")
     args = parser.parse_args()
+    if args.build:
+        sys.exit(build_and_report(module, [args.target] if args.target else buildable_targets()))
     if args.dump:
         for kernel, constants in module.KERNELS:
             trace = kernel.trace(args.target, **constants)
@@ -102,6 +107,35 @@ def runner(kernel, backend: str, device: str = "cpu"):
         for t, m in zip(tensors, moved):
             t.copy_(m.cpu())
     return on_device
+
+
+def buildable_targets() -> list[str]:
+    """The targets whose toolchain is installed here."""
+    from ktile.runtime.build import toolchain_for
+    found = []
+    for name in targets.NAMES:
+        try:
+            toolchain_for(targets.get(name))
+        except ktile.KtileError:
+            continue
+        found.append(name)
+    return found
+
+
+def build_and_report(module, names: list[str]) -> int:
+    """Build every kernel of the example for each target; print each report. 1 on a refusal."""
+    if not names:
+        print("no toolchain for any target is installed here (nvcc for sm_90a)")
+        return 1
+    failed = 0
+    for target in names:
+        for kernel, constants in module.KERNELS:
+            try:
+                print(kernel.build(target, **constants).report())
+            except ktile.KtileError as exc:
+                print(f"{kernel.name} for {target}: {exc}")
+                failed += 1
+    return 1 if failed else 0
 
 
 def gpu_present() -> bool:
