@@ -1,7 +1,8 @@
 """The GPU suite (tier 3): one run on an NVIDIA GPU machine that builds every example for
 sm_90a, checks each against its reference at all its shapes, replays each from a CUDA graph,
-times each against torch in the same process, measures the issue's performance criteria, and
-runs compute-sanitizer memcheck and racecheck on a small shape of each. Writes
+times each against torch in the same process, measures the issue's performance criteria, runs
+the tier-3 pytest files, and runs compute-sanitizer memcheck and racecheck on a small shape of
+each. Writes
 `$OUT/gpu_suite.json` (or --json PATH) and prints a short table last.
 
     python3 scripts/gpu_suite.py [--only NAME] [--skip-sanitizer] [--json PATH]
@@ -149,6 +150,17 @@ def sanitizer(tool: str, names: list[str]) -> dict:
             "seconds": time.perf_counter() - start, "tail": tail}
 
 
+def tier3_tests() -> dict:
+    """The tier-3 pytest files (CUDA launch path, torch_op under compile and graphs)."""
+    cmd = [sys.executable, "-m", "pytest", os.path.join(ROOT, "tests", "tier3"), "-q",
+           "-p", "no:cacheprovider"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    return {"ok": proc.returncode == 0, "summary": last, "seconds": time.perf_counter() - start,
+            "tail": proc.stdout[-2000:] if proc.returncode else ""}
+
+
 def child_small(names: list[str]) -> int:
     """Under compute-sanitizer: the smallest case of each example on the GPU."""
     from examples_index import load
@@ -197,6 +209,9 @@ def main() -> int:
         summary["examples"][name] = row
     if "01_vector_add" in names and not args.sanitizer_only:
         phase(summary, "host_overhead", lambda: host_overhead(torch, load("01_vector_add")))
+    if not args.sanitizer_only:
+        log("tests/tier3")
+        phase(summary, "tier3", tier3_tests)
     if not args.skip_sanitizer:
         for tool in ("memcheck", "racecheck"):
             log(f"compute-sanitizer {tool}")
@@ -240,6 +255,9 @@ def print_table(s: dict) -> None:
         print(f"host overhead per call: ktile kernel {h['ktile_us']:.1f} us ({h['ratio']:.2f}x), "
               f"as torch op {h['torch_op_us']:.1f} us ({h['torch_op_ratio']:.2f}x), "
               f"torch.add {h['torch_add_us']:.1f} us")
+    t3 = s.get("tier3")
+    if t3 is not None:
+        print(f"tests/tier3: {t3.get('summary', t3.get('error'))}")
     for tool in ("memcheck", "racecheck"):
         r = s.get(f"sanitizer_{tool}")
         if r is not None:
