@@ -23,6 +23,12 @@ CACHE_DIR = EnvVar("KTILE_CACHE_DIR", "", "build cache folder (default ~/.cache/
 NVCC = EnvVar("KTILE_NVCC", "",
               "nvcc to build NVIDIA targets with (default: nvcc on PATH, else "
               "/usr/local/cuda/bin/nvcc)")
+HIPCC = EnvVar("KTILE_HIPCC", "",
+               "ROCm's hipcc to build AMD targets with; wins over KTILE_CLANG (default: hipcc on "
+               "PATH when it is HIP 6 or later, else Debian's clang++-22)")
+CLANG = EnvVar("KTILE_CLANG", "",
+               "clang++ to build AMD targets with, device-only without ROCm (default: clang++-22 "
+               "on PATH, else /usr/lib/llvm-22/bin/clang++); wins over hipcc found on PATH")
 
 UPDATE_GOLDEN = EnvVar("KTILE_UPDATE_GOLDEN", "",
                        "tests: 1 rewrites the golden C++ files instead of comparing against them")
@@ -31,7 +37,7 @@ LLVM_BIN = EnvVar("KTILE_LLVM_BIN", "",
                   "folder holding llvm-readelf / llvm-objdump / llvm-cxxfilt for `ktile cocheck` "
                   "(default: /usr/lib/llvm-22/bin, then PATH)")
 
-ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, LLVM_BIN, UPDATE_GOLDEN)
+ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, HIPCC, CLANG, LLVM_BIN, UPDATE_GOLDEN)
 
 
 def default_target() -> str:

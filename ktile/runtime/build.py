@@ -5,9 +5,15 @@
 
 The toolchain driver is chosen by `target.vendor` from `TOOLCHAINS`; a driver module offers
 `toolchain()`, whose object gives the compiler's identity, its flags, the compile function,
-the resource report read from its log, and the KernelError for a failed compile. The resource
-gate runs on every build and on every cache hit, so a hit is refused exactly like the build
-it replays.
+the KernelError for a failed compile, and the gate. A driver that reads its code object has a
+`gate(entry, kernel, target, warps=, lds_bytes=, limits=, loc=)` returning the resource report
+and its own quality report (AMD: cocheck); one that reads its compiler's log has
+`resources(log, kernel, target, warps=, lds_bytes=)`, whose report goes through the shared
+resource gate (NVIDIA: ptxas -v). The gate runs on every build and on every cache hit, so a
+hit is refused exactly like the build it replays.
+
+`BuildLimits` are checks, not flags: they do not change the code object, so they are not part
+of the cache key, and a hit is checked against the limits of the call that asks for it.
 """
 from __future__ import annotations
 
@@ -21,8 +27,19 @@ from .gates import ResourceReport, resource_gate
 
 # target.vendor → the driver module of its toolchain; a vendor missing here has none yet
 TOOLCHAINS = {
+    "amd": "ktile.runtime.toolchains.amd",
     "nvidia": "ktile.runtime.toolchains.nvcc",
 }
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """Optional limits a build must meet, beyond the gate's own refusals."""
+    max_vgprs: int | None = None         # VGPRs per lane (AGPRs included where unified)
+    min_occupancy: int | None = None     # waves per SIMD, VGPR-limited estimate
+
+    def __bool__(self) -> bool:
+        return self.max_vgprs is not None or self.min_occupancy is not None
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,8 @@ class Build:
     warps: int
     threads: int                  # per block: warps × wave size
     cache_hit: bool
+    quality: object | None = None  # the driver's own report, where it has one (AMD: cocheck's
+                                   # resources and occupancy, the hot loop's instruction mix)
 
     @property
     def code_path(self) -> Path:
@@ -52,7 +71,8 @@ class Build:
 
     def report(self) -> str:
         origin = "cache hit" if self.cache_hit else "built"
-        return (f"{self.resources.report()}\n"
+        summary = self.resources.report() if self.quality is None else self.quality.report()
+        return (f"{summary}\n"
                 f"  code object   {self.code_path} ({origin}, key {self.key[:16]})")
 
 
@@ -63,26 +83,27 @@ def toolchain_for(target):
         have = ", ".join(sorted(TOOLCHAINS))
         raise KernelError(f"the {target.vendor.upper()} toolchain driver is not built into ktile "
                           f"yet, so {target.name} code cannot be compiled here",
-                          hint=f"build for a target of a vendor that has one ({have}), e.g. "
-                               f"target='sm_90a', or run the kernel on the interpreter "
-                               f"(k.interpret(...))")
+                          hint=f"build for a target of a vendor that has one ({have}), or run "
+                               f"the kernel on the interpreter (k.interpret(...))")
     return import_module(module).toolchain()
 
 
 def build_trace(trace, cache: BuildCache | None = None,
-                include_dirs: list[Path] | None = None) -> Build:
+                include_dirs: list[Path] | None = None,
+                limits: BuildLimits = BuildLimits()) -> Build:
     """Build a KernelTrace: its C++, the launch facts from its module, the kernel's line."""
     from ..ir.query import kernel_func, loc_of
     fn = kernel_func(trace.module)
     lds = fn.attributes.get("kt.lds_bytes")
     return build_source(trace.source(), trace.target, trace.name,
                         warps=trace.warps, lds_bytes=0 if lds is None else lds.value.data,
-                        loc=loc_of(fn), cache=cache, include_dirs=include_dirs)
+                        loc=loc_of(fn), cache=cache, include_dirs=include_dirs, limits=limits)
 
 
 def build_source(source: str, target, kernel: str, *, warps: int = 1, lds_bytes: int = 0,
                  loc: SourceLoc | None = None, cache: BuildCache | None = None,
-                 include_dirs: list[Path] | None = None) -> Build:
+                 include_dirs: list[Path] | None = None,
+                 limits: BuildLimits = BuildLimits()) -> Build:
     """Build C++ `source` whose entry function is `kernel`, for `target` (a Target)."""
     chain = toolchain_for(target)
     includes = [Path(d) for d in (include_dirs or [INCLUDE_DIR])]
@@ -97,7 +118,23 @@ def build_source(source: str, target, kernel: str, *, warps: int = 1, lds_bytes:
                                         meta=meta)
     except BuildFailed as failure:
         raise chain.error(failure, kernel, target, includes) from None
-    report = chain.resources(entry.log(), kernel, target, warps=warps, lds_bytes=lds_bytes)
-    resource_gate(report, loc)
+    report, quality = _gate(chain, entry, kernel, target, warps=warps, lds_bytes=lds_bytes,
+                            limits=limits, loc=loc)
     return Build(kernel, target.name, key, entry, report, lds_bytes, warps,
-                 warps * target.wave_size, hit)
+                 warps * target.wave_size, hit, quality)
+
+
+def _gate(chain, entry: CacheEntry, kernel: str, target, *, warps: int, lds_bytes: int,
+          limits: BuildLimits, loc: SourceLoc | None) -> tuple[ResourceReport, object | None]:
+    """The driver's gate over the code object where it has one; else the resource report it
+    reads from the compiler's log, through the shared resource gate."""
+    if hasattr(chain, "gate"):
+        return chain.gate(entry, kernel, target, warps=warps, lds_bytes=lds_bytes,
+                          limits=limits, loc=loc)
+    if limits:
+        raise KernelError(f"the {chain.name} driver does not check max_vgprs / min_occupancy "
+                          f"({limits})", kernel=kernel, loc=loc,
+                          hint="build without limits, or for a target whose driver checks them "
+                               "(AMD)")
+    report = chain.resources(entry.log(), kernel, target, warps=warps, lds_bytes=lds_bytes)
+    return resource_gate(report, loc), None

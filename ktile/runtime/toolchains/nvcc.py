@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import config
-from ...errors import KernelError, SourceLoc
+from ...errors import KernelError
 from ..cache import BuildFailed, CompileResult, Compiler, run_command
 from ..gates import ResourceReport
+from .diagnostics import Diagnostic, compile_error
 from .ptxas import occupancy, parse_ptxas
 
 NAME = "nvcc"
@@ -30,7 +31,6 @@ SOURCE_NAME = "kernel.cu"
 CODE_NAME = "kernel.cubin"
 FALLBACK_PATH = "/usr/local/cuda/bin/nvcc"
 OPTIONS = ("-std=c++17", "-O3", "-cubin")
-SHOWN_ERRORS = 3          # error lines quoted in a message; the log holds all of them
 
 # the front end's `file(12): error: ...` and the host preprocessor's `file:12:3: fatal error: ...`
 _DIAGNOSTICS = (
@@ -122,82 +122,23 @@ class Nvcc:
     def error(self, failure: BuildFailed, kernel: str, target,
               include_dirs: list[Path]) -> KernelError:
         """The KernelError for a failed compile: at the kernel's line when nvcc names one."""
-        errors = _errors(failure.log)
-        where = (f"the generated C++ is {failure.source_path}; nvcc's command and full log are "
-                 f"in {failure.folder}")
-        if not errors:
-            head = _first_lines(failure.log)
-            return KernelError(f"nvcc failed for {target.name} (exit "
-                               f"{failure.result.returncode}): {head}", kernel=kernel, hint=where)
-        first = errors[0]
-        shown = "\n  ".join(e.text for e in errors[:SHOWN_ERRORS])
-        loc = first.kernel_line(failure.source_path, include_dirs)
-        if loc is not None:
-            return KernelError(f"nvcc rejects the {target.name} C++ generated for this line:\n  "
-                               f"{shown}", loc=loc, kernel=kernel,
-                               hint=f"if the kernel line is right, ktile's {target.name} headers "
-                                    f"lack what it needs; {where}")
-        if first.in_headers(include_dirs):
-            return KernelError(f"ktile's {target.name} tile headers do not compile for this "
-                               f"kernel (no line of the kernel is involved):\n  {shown}",
-                               kernel=kernel, hint=f"report it with the log; {where}")
-        return KernelError(f"nvcc cannot compile the C++ generated for this kernel for "
-                           f"{target.name}:\n  {shown}", kernel=kernel,
-                           hint=f"check that ktile's {target.name} headers are installed; {where}")
+        return compile_error(NAME, _errors(failure.log), failure, kernel, target, include_dirs)
 
 
-@dataclass
-class _Error:
-    file: str
-    line: int
-    message: str
-    trail: list[str]          # the lines nvcc prints under it (source echo, instantiation)
-
-    @property
-    def text(self) -> str:
-        return f"{self.file}({self.line}): error: {self.message}"
-
-    def kernel_line(self, source: Path, include_dirs: list[Path]) -> SourceLoc | None:
-        """The kernel's Python line this error is about: its own position when that is outside
-        the generated file and the headers, else the last such line it was instantiated at."""
-        candidates = [(self.file, self.line)]
-        for text in self.trail:
-            if m := _INSTANTIATED_AT.search(text):
-                candidates.append((m.group(2), int(m.group(1))))
-        kernel_lines = [(f, n) for f, n in candidates if _is_kernel_file(f, source, include_dirs)]
-        if not kernel_lines:
-            return None
-        file, line = kernel_lines[0] if kernel_lines[0] == candidates[0] else kernel_lines[-1]
-        return SourceLoc(file, line)
-
-    def in_headers(self, include_dirs: list[Path]) -> bool:
-        return _under(self.file, include_dirs)
-
-
-def _is_kernel_file(file: str, source: Path, include_dirs: list[Path]) -> bool:
-    if Path(file).resolve() == Path(source).resolve():
-        return False
-    return not _under(file, include_dirs)
-
-
-def _under(file: str, folders: list[Path]) -> bool:
-    path = Path(file).resolve()
-    return any(path.is_relative_to(Path(d).resolve()) for d in folders)
-
-
-def _errors(log: str) -> list[_Error]:
-    errors: list[_Error] = []
-    current: _Error | None = None
+def _errors(log: str) -> list[Diagnostic]:
+    """nvcc's errors, each with the lines its instantiation trail names."""
+    errors: list[Diagnostic] = []
+    current: Diagnostic | None = None
     for line in log.splitlines():
         m = _diagnostic(line)
         if m:
-            is_error = "error" in m.group("kind")
-            current = _Error(m.group("file"), int(m.group("line")), m.group("message"), []) \
-                if is_error else None
-            if current is not None:
+            current = None
+            if "error" in m.group("kind"):
+                file, number, message = m.group("file"), int(m.group("line")), m.group("message")
+                current = Diagnostic(file, number, message, f"{file}({number}): error: {message}")
                 errors.append(current)
-        elif current is not None:
-            current.trail.append(line)
+        elif current is not None and (m := _INSTANTIATED_AT.search(line)):
+            current.instantiated_at.append((m.group(2), int(m.group(1))))
     return errors
 
 
@@ -207,7 +148,3 @@ def _diagnostic(line: str) -> re.Match | None:
             return m
     return None
 
-
-def _first_lines(log: str, count: int = 6) -> str:
-    lines = [line for line in log.splitlines() if line.strip()]
-    return "\n  ".join(lines[:count]) or "(no output)"
