@@ -143,11 +143,13 @@ class Kernel:
     def source(self, target: str | None = None, **constants) -> str:
         return self.trace(target, **constants).source()
 
-    def build(self, target: str | None = None, **constants):
+    def build(self, target: str | None = None, *, limits=None, **constants):
         """The code object for `target` (default: as `trace`), through the build cache and
-        the resource gate: a `ktile.runtime.build.Build` (`.code_path`, `.report()`)."""
-        from ..runtime.build import build_trace
-        return build_trace(self.trace(target, **constants))
+        the resource gate: a `ktile.runtime.build.Build` (`.code_path`, `.report()`).
+        `limits`: a `ktile.runtime.build.BuildLimits(max_vgprs=..., min_occupancy=...)` the
+        build must also meet (AMD targets)."""
+        from ..runtime.build import BuildLimits, build_trace
+        return build_trace(self.trace(target, **constants), limits=limits or BuildLimits())
 
     def rewritten(self) -> Callable:
         if self._rewritten is None:
