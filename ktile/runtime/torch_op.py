@@ -59,11 +59,6 @@ def torch_op(kernel: Kernel, *, name: str | None = None, constants: dict[str, An
         return op
 
 
-def _signature(tensors) -> tuple:
-    """What the checks depend on: dtypes, shapes, strides, devices and 16-byte alignment."""
-    return tuple((t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % 16) for t in tensors)
-
-
 def _plain_eager(tensors) -> bool:
     """Real tensors (cpu or cuda, no subclass) and no dispatch mode active (fake tensors,
     tracing): such a call needs nothing from the dispatcher."""
@@ -84,7 +79,6 @@ class TorchOp:
         self._bind(kernel)
         self._identity = _identity(kernel, constants, target)
         self._built_on: set[torch.device] = set()   # CUDA devices a call has already run on
-        self._last_eager: tuple | None = None        # the last eager signature that passed
         self.custom_op = _register(self)
         self.overload = getattr(getattr(torch.ops, NAMESPACE), op_name).default
 
@@ -105,17 +99,19 @@ class TorchOp:
 
     def _eager(self, tensors: tuple) -> None:
         """Eager on real tensors: straight to the launch, skipping the dispatcher's ~40 us of
-        Python (torch.compile, export, modes and opcheck still see the custom op). The checks
-        run again only when the tensors' signature changes."""
-        signature = _signature(tensors)
-        if signature != self._last_eager:
+        Python (torch.compile, export, modes and opcheck still see the custom op). The first
+        call on a device runs the op's own checks (and refuses a first call inside a CUDA-graph
+        capture); later calls rely on the launch's (on the GPU they rerun whenever the tensors'
+        dtypes, shapes, strides or device change), plus the layout checks on the CPU."""
+        device = tensors[0].device
+        if device not in self._built_on:
             check_call(self, tensors)
-            if tensors[0].device.type == "cuda":
-                check_not_first_in_capture(self, tensors[0].device)
-            self._last_eager = None
+            if device.type == "cuda":
+                check_not_first_in_capture(self, device)
+        elif device.type == "cpu":  # the interpreter's launch does not check layouts
+            check_layout(self, tensors)
         launch(self.kernel, tensors, self.constants, self.target)
-        self._built_on.add(tensors[0].device)
-        self._last_eager = signature
+        self._built_on.add(device)
 
     def _bind(self, kernel: Kernel) -> None:
         self.kernel = kernel
