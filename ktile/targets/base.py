@@ -72,6 +72,8 @@ class Target:
     fast_lds_operand_layout: str | None  # 16-bit MMA operand layout read at full width, None: both
     dtypes: tuple[str, ...]         # element types this target can hold and compute in
     lds_dma_bytes_per_lane: int = 0  # widest global→LDS DMA per lane (gfx942: 4, gfx950: 16)
+    vgpr_granule: int = 0            # VGPRs are allocated in multiples of this (AMD; 0: unknown)
+    max_waves_per_simd: int = 0      # the most waves one SIMD holds (AMD; 0: unknown)
     notes: tuple[str, ...] = field(default=())
 
     def mma_shape_for(self, dtype: str) -> MmaShape | None:

@@ -42,6 +42,10 @@ TARGET = Target(
     has_lds_dma=False,                  # clang-22: "needs target feature vmem-to-lds-load-insts"
     has_async_copy=False,
     fast_lds_operand_layout="row",      # only row layout reads as ds_load_b128; no LDS transpose
+    # LLVM AMDGPUBaseInfo getVGPRAllocGranule / getMaxWavesPerEU at this wave size; matches
+    # clang-22's reported occupancy (tests/tier1/test_cocheck_resources.py)
+    vgpr_granule=24,
+    max_waves_per_simd=16,
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool"),
     notes=(
         "WMMA operands are replicated across half-waves: a bf16 A/B fragment costs 8 VGPRs, "

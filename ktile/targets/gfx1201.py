@@ -44,6 +44,10 @@ TARGET = Target(
     has_lds_dma=False,                  # llvm-mc-22: no buffer/global load ... lds on gfx1201
     has_async_copy=False,
     fast_lds_operand_layout="row",      # llvm-mc-22: ds_load_tr16_b128 not on gfx1201
+    # LLVM AMDGPUBaseInfo getVGPRAllocGranule / getMaxWavesPerEU at this wave size; matches
+    # clang-22's reported occupancy (tests/tier1/test_cocheck_resources.py)
+    vgpr_granule=24,
+    max_waves_per_simd=16,
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool", "fp8"),
     notes=(
         "Waits are s_wait_loadcnt / s_wait_dscnt / s_wait_storecnt / s_wait_kmcnt (kmcnt: 5 "

@@ -50,6 +50,10 @@ TARGET = Target(
     has_async_copy=True,
     lds_dma_bytes_per_lane=4,
     fast_lds_operand_layout="row",      # 4 consecutive k per lane: ds_read_b64; no LDS transpose
+    # LLVM AMDGPUBaseInfo getVGPRAllocGranule / getMaxWavesPerEU at this wave size; matches
+    # clang-22's reported occupancy (tests/tier1/test_cocheck_resources.py)
+    vgpr_granule=8,
+    max_waves_per_simd=8,
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool"),
     notes=(
         "fp8 MFMA reads e4m3fnuz (bias 8, max 240, 0x80 is NaN), not the OCP e4m3fn that "

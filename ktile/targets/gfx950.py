@@ -53,6 +53,10 @@ TARGET = Target(
     has_async_copy=True,
     lds_dma_bytes_per_lane=16,
     fast_lds_operand_layout=None,       # ds_read_b64_tr_b16 reads the column layout at width
+    # LLVM AMDGPUBaseInfo getVGPRAllocGranule / getMaxWavesPerEU at this wave size; matches
+    # clang-22's reported occupancy (tests/tier1/test_cocheck_resources.py)
+    vgpr_granule=8,
+    max_waves_per_simd=8,
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool", "fp8"),
     notes=(
         "Global->LDS DMA (1, 2, 4, 12 or 16 B per lane) is asynchronous and completes on "

@@ -4,9 +4,9 @@ Two kinds of fact:
 - the wait counters of the ISA generation (gfx9, gfx10/11: vmcnt / lgkmcnt (/ vscnt);
   gfx12: loadcnt / storecnt / samplecnt / bvhcnt / dscnt / kmcnt), which any gfx9-gfx12 code
   object gets, ktile target or not;
-- the register file, for the occupancy estimate: from `ktile.targets` for ktile's targets, with
-  the two numbers that table lacks (the VGPR allocation granule and the most waves a SIMD
-  holds) kept below. Other archs are checked without an occupancy estimate.
+- the register file, for the occupancy estimate: from `ktile.targets` for ktile's targets
+  (register file, VGPR allocation granule, most waves a SIMD holds). Other archs are checked
+  without an occupancy estimate.
 """
 from __future__ import annotations
 
@@ -38,11 +38,6 @@ GFX9_MAX_COUNT = {**MAX_COUNT, "lgkmcnt": 15}
 LEGACY_SPELLING = {"vmcnt": "s_waitcnt vmcnt({n})", "lgkmcnt": "s_waitcnt lgkmcnt({n})",
                    "vscnt": "s_waitcnt_vscnt null, {n}"}
 
-# VGPR allocation granule at the target's own wave size, and the most waves one SIMD holds
-# (LLVM AMDGPUBaseInfo getVGPRAllocGranule / getMaxWavesPerEU; checked against clang-22's
-# -Rpass-analysis=kernel-resource-usage occupancy, tests/tier1/test_cocheck_resources.py).
-# TODO(lead): these belong in ktile.targets.Target beside register_file_bytes.
-OCCUPANCY_FACTS = {"gfx1100": (24, 16), "gfx1201": (24, 16), "gfx942": (8, 8), "gfx950": (8, 8)}
 
 GFX_NAME = re.compile(r"^gfx(\d+)[a-z]?$")
 
@@ -138,9 +133,9 @@ def _wait_model(generation: int) -> WaitModel:
 
 
 def _register_file(target: Target | None) -> RegisterFile | None:
-    if target is None or target.vendor != "amd" or target.name not in OCCUPANCY_FACTS:
+    if target is None or not target.vgpr_granule:  # 0: no AMD register-file facts
         return None
-    granule, max_waves = OCCUPANCY_FACTS[target.name]
+    granule, max_waves = target.vgpr_granule, target.max_waves_per_simd
     per_lane = target.register_file_bytes // (4 * target.wave_size)
     return RegisterFile(vgprs_per_simd_lane=per_lane, wave_size=target.wave_size,
                         granule=granule, max_waves=max_waves,
