@@ -22,9 +22,9 @@ template <class Kind, class T> __device__ __forceinline__ T combine_as(T a, T b)
 }
 
 // The LDS address of the block's scratch for one (waves, length, element type) instantiation.
+template <int WARPS, int LENGTH, class T> struct block_reduce_scratch {};
 template <int WARPS, int LENGTH, class T> __device__ __forceinline__ uint32_t block_scratch() {
-  __shared__ __attribute__((aligned(16))) unsigned char scratch[WARPS * LENGTH * sizeof(T)];
-  return isa::lds_address(scratch);
+  return isa::static_lds<block_reduce_scratch<WARPS, LENGTH, T>, WARPS * LENGTH * sizeof(T)>();
 }
 
 template <class T> __device__ __forceinline__ void scratch_write(uint32_t address, T v) {

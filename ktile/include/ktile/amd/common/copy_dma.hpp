@@ -17,19 +17,21 @@
 namespace kt::detail {
 
 template <class T, int R, int C, class S>
-__device__ __forceinline__ void copy_by_dma(S& dst, const window<T>& w) {
+__device__ __forceinline__ void copy_by_dma(S& dst, const window<T>& w_op) {
+  const window<T> w = w_op.here();
   constexpr int granule = isa::lds_dma_bytes, per_instruction = isa::wave_size;
   constexpr int row_chunks = C * static_cast<int>(sizeof(T)) / 16;
   constexpr int granules = R * C * static_cast<int>(sizeof(T)) / granule;
   static_assert(16 % granule == 0, "kt: a DMA granule divides a 16-byte chunk");
   const int lane = isa::lane(), waves = isa::block_threads() / isa::wave_size;
   const isa::buffer buf = w.rows_buffer(C);
+  const lane_window v = lanes_of(w);
   const uint32_t lds = dst.address();
   for (int first = isa::wave() * per_instruction; first < granules; first += waves * per_instruction) {
     const int q = first + lane;
     const int linear = S::chunk_at_slot(q * granule / 16);   // row * row_chunks + chunk
     const int row = linear / row_chunks, within = q * granule % 16;
-    const uint32_t offset = w.row_offset(row) + 16u * (linear % row_chunks) + within;
+    const uint32_t offset = v.row_offset(row) + 16u * (linear % row_chunks) + within;
     if (q < granules) isa::dma_to_lds(buf, offset, lds + first * granule);
   }
 }

@@ -17,7 +17,7 @@ namespace kt::detail {
 
 // One 16-byte chunk (chunk k of window row `row`), element by element with bounds.
 template <class T>
-__device__ __forceinline__ isa::word<16> chunk_elements(const window<T>& w, isa::buffer buf, int row, int k) {
+__device__ __forceinline__ isa::word<16> chunk_elements(const lane_window& w, isa::buffer buf, int row, int k) {
   constexpr int per = 16 / sizeof(T);
   isa::vec<storage_t<T>, per> v;
   static_for<per>([&](auto e) {
@@ -29,19 +29,21 @@ __device__ __forceinline__ isa::word<16> chunk_elements(const window<T>& w, isa:
 
 // R rows × C columns of g[b, d] from (r0, c0) into shared S (a kt::st or kt::sv).
 template <class T, int R, int C, class S>
-__device__ __forceinline__ void copy_through_registers(S& dst, const window<T>& w) {
+__device__ __forceinline__ void copy_through_registers(S& dst, const window<T>& w_op) {
+  const window<T> w = w_op.here();
   constexpr int row_chunks = C * static_cast<int>(sizeof(T)) / 16, chunks = R * row_chunks;
   const bool whole = w.template whole_rows<16>(C);
   const isa::buffer buf = whole ? w.rows_buffer(C) : isa::make_buffer(w.origin);
+  const lane_window v = lanes_of(w);
   const uint32_t lds = dst.address();
   const int threads = isa::block_threads();
   for (int k = isa::thread(); k < chunks; k += threads) {
     const int row = k / row_chunks, chunk = k % row_chunks;
     isa::word<16> data;
     if (whole) {
-      data = isa::buffer_load<16>(buf, w.row_offset(row) + 16u * chunk);
+      data = isa::buffer_load<16>(buf, v.row_offset(row) + 16u * chunk);
     } else {
-      data = chunk_elements(w, buf, row, chunk);
+      data = chunk_elements<T>(v, buf, row, chunk);
     }
     isa::lds_write<16>(lds + S::chunk_offset(row, chunk), data);
   }

@@ -65,15 +65,14 @@ __device__ __forceinline__ void gather_runs(Tile& dst, const row_table<T>& t, co
 
 template <class Tile, class T, class Index>
 __device__ __forceinline__ void gather_elements(Tile& dst, const row_table<T>& t, const Index& index) {
-  const int lane = isa::lane_pinned();
-  const index_t col_stride = t.w.col_bytes / sizeof(T);
-  static_for<Tile::regs>([&](auto pc) {
+  const lane_window v = lanes_of(t.w.here());
+  const index_t col_stride = v.col_bytes / sizeof(T);
+  each_element<typename Tile::map>(isa::lane_pinned(), [&](auto pc, int, int c) {
     constexpr int P = decltype(pc)::value;
     const int row = static_cast<int>(index.get(P / Tile::lanes::elems / Tile::map::across));
-    const int c = Tile::map::pcol(lane, P);
-    const uint32_t out = t.row_outside(row) | t.w.outside(0, c);   // row 0 of the window is inside when any is
+    const uint32_t out = t.row_outside(row) | v.outside(0, c);   // row 0 of the window is inside when any is
     const int keep = ~static_cast<int>(out);
-    const T* at = t.row_at(row & keep) + ((c & keep) | (t.w.col_lo & ~keep)) * col_stride;
+    const T* at = t.row_at(row & keep) + ((c & keep) | (v.col_lo & ~keep)) * col_stride;
     const T x = from_storage<T>(__builtin_bit_cast(storage_t<T>, isa::global_load<sizeof(T)>(at)));
     dst.set(P, from_bits32<T>(bits32(x) & ~out));
   });
@@ -81,14 +80,14 @@ __device__ __forceinline__ void gather_elements(Tile& dst, const row_table<T>& t
 
 template <class Tile, class T, class Index>
 __device__ __forceinline__ void scatter_elements(const row_table<T>& t, const Tile& src, const Index& index) {
-  const int lane = isa::lane_pinned();
-  const bool writer = Tile::lanes::replica(lane) == 0;
-  static_for<Tile::regs>([&](auto pc) {
+  const lane_window v = lanes_of(t.w.here());
+  const index_t col_stride = v.col_bytes / sizeof(T);
+  const bool writer = Tile::lanes::replica(isa::lane()) == 0;
+  each_element<typename Tile::map>(isa::lane_pinned(), [&](auto pc, int, int c) {
     constexpr int P = decltype(pc)::value;
-    const index_t row = static_cast<index_t>(index.get(P / Tile::lanes::elems / Tile::map::across));
-    const int c = Tile::map::pcol(lane, P);
-    if (writer && t.has_row(row) && c >= t.w.col_lo && c < t.w.col_hi) {
-      T* at = const_cast<T*>(t.row_at(row)) + c * static_cast<index_t>(t.w.col_bytes / sizeof(T));
+    const int row = static_cast<int>(index.get(P / Tile::lanes::elems / Tile::map::across));
+    if (writer && t.has_row(row) && c >= v.col_lo && c < v.col_hi) {   // a branch: stores cannot be masked
+      T* at = const_cast<T*>(t.row_at(row)) + c * col_stride;
       isa::global_store<sizeof(T)>(at, __builtin_bit_cast(isa::word<sizeof(T)>, to_storage<T>(src.get(P))));
     }
   });
@@ -121,7 +120,7 @@ __device__ __forceinline__ void gather(rt<T, R, C, L, F>& dst, const gl<U>& g, i
   } else {
     detail::tile_regs<T, R, C, row, typename Tile::lanes> by_rows;
     detail::gather_rows(by_rows, g, batch, depth, index, col * C);
-    static_cast<detail::tile_regs_of<Tile>&>(dst) = detail::relaid<typename Tile::lanes, col>(by_rows);
+    static_cast<detail::tile_regs_of<Tile>&>(dst) = detail::relaid<typename Tile::lanes, kt::col>(by_rows);
   }
 }
 
@@ -136,7 +135,7 @@ __device__ __forceinline__ void scatter(const gl<U>& g, const rt<T, R, C, L, F>&
   if constexpr (std::is_same<L, row>::value) {
     detail::scatter_elements(detail::row_table_of(g, batch, depth, col * C, C), src, index);
   } else {
-    detail::scatter_elements(detail::row_table_of(g, batch, depth, col * C, C), detail::relaid<typename Tile::lanes, row>(src), index);
+    detail::scatter_elements(detail::row_table_of(g, batch, depth, col * C, C), detail::relaid<typename Tile::lanes, kt::row>(src), index);
   }
 }
 

@@ -1,19 +1,20 @@
 // ktile / AMD: kt::load / kt::store of register tiles and vectors, through buffer resources.
 //
-// Bounds cost no branch: an element or row outside the global gets the offset `out_of_range`,
-// which the hardware reads as zeros and does not write (isa_memory.hpp); a load then selects
-// `pad` there (nothing, when pad is zero). Two paths, chosen once per tile:
+// Bounds cost no branch and no compare: an element outside the global gets an offset past the
+// buffer resource's range (global_window.hpp), which the hardware reads as zeros and does not
+// write (isa_memory.hpp); a load then or's the pad's bits into those zeros (nothing, when the
+// pad is zero). Two paths, chosen once per tile:
 //   runs      a kt::row tile whose column window lies inside the global, with unit column
 //             stride and rows aligned to the access: each lane moves its runs of adjacent
-//             columns (lane_layout.hpp) up to 16 bytes at a time;
+//             columns (lane_layout.hpp) up to 16 bytes at a time; the resource ends at the
+//             last row inside, so the hardware checks the rows;
 //   elements  anything else (edge tiles, strided columns, kt::col tiles, interleaved
 //             layouts): one bounds-checked access per element, offsets from the tile's origin.
 // One buffer resource per op, at the tile's origin; offsets are 32-bit, so a tile's rows must
 // span less than 2 GiB. A replicated layout (RDNA3 operands) is stored by its first replica.
 #pragma once
 
-#include "ktile/common/global_layout.hpp"
-#include "ktile/amd/common/register_tile.hpp"
+#include "ktile/amd/common/global_window.hpp"
 
 namespace kt {
 namespace detail {
@@ -24,89 +25,6 @@ template <class X, class T> __device__ __forceinline__ void fill_registers(X& ds
 
 template <class T, int N> __device__ __forceinline__ isa::vec<storage_t<T>, N> unpack(isa::word<N * sizeof(T)> w) {
   return __builtin_bit_cast(isa::vec<storage_t<T>, N>, w);
-}
-
-// The widest access a lane layout's runs of T allow (bytes).
-template <class LL, class T> constexpr int run_access() { return widest_pow2_dividing(LL::run * sizeof(T), 16); }
-
-// The R×C part of g[b, d] at (r0, c0) that one tile op touches, in 32-bit terms relative to
-// its origin: which of its rows and columns lie inside the global, and the strides in bytes.
-// Bounds are integer arithmetic, not compares: a compare per element is a lane mask in scalar
-// registers, and dozens of those live at once overflow them (trap 2).
-template <class T>
-struct window {
-  const T* origin;                      // element (r0, c0) of g[b, d], inside the global or not
-  int row_lo, row_hi, col_lo, col_hi;   // rows / columns [lo, hi) of the part inside the global
-  index_t row_stride;                   // in elements
-  uint32_t row_bytes, col_bytes;
-
-  // All ones where (r, c) lies outside the global, else zero: an offset or'ed with it is out
-  // of every resource's range, and a zero or'ed with it and the pad's bits is the pad.
-  __device__ __forceinline__ uint32_t outside(int r, int c) const {
-    return static_cast<uint32_t>(((r - row_lo) | (row_hi - 1 - r) | (c - col_lo) | (col_hi - 1 - c)) >> 31);
-  }
-  __device__ __forceinline__ uint32_t offset(int r, int c) const {
-    return (static_cast<uint32_t>(r) * row_bytes + static_cast<uint32_t>(c) * col_bytes) | outside(r, c);
-  }
-  // Whether every column is inside, unit-stride, rows apart by at least the window's width and
-  // aligned to ACCESS bytes: then a row is in or out as a whole (rows_buffer). One integer
-  // tested once: each condition kept apart would be a lane mask held across the kernel's loop.
-  template <int ACCESS> __device__ __forceinline__ bool whole_rows(int C) const {
-    const uint32_t align = static_cast<uint32_t>(reinterpret_cast<uint64_t>(origin)) | row_bytes;
-    const uint32_t bad = static_cast<uint32_t>(col_lo | (col_hi ^ C)) | (col_bytes ^ static_cast<uint32_t>(sizeof(T))) |
-                         (align & (ACCESS - 1)) | static_cast<uint32_t>(static_cast<int>(row_bytes - C * sizeof(T)) >> 31);
-    return bad == 0;
-  }
-  // A resource from row row_lo to the end of row row_hi - 1's window: the hardware checks the
-  // rows. Offsets are (r - row_lo)·row_bytes + column bytes; a row above wraps past the range.
-  __device__ __forceinline__ isa::buffer rows_buffer(int C) const {
-    const uint32_t bytes = row_hi > row_lo ? static_cast<uint32_t>(row_hi - row_lo - 1) * row_bytes + C * sizeof(T) : 0u;
-    return isa::make_buffer(origin + row_lo * row_stride, bytes);
-  }
-  __device__ __forceinline__ uint32_t row_offset(int r) const { return static_cast<uint32_t>(r - row_lo) * row_bytes; }
-
-  // This window with its scalars taken as computed here (isa::here): for the paths that derive
-  // a constant per element or row from them.
-  __device__ __forceinline__ window here() const {
-    window w = *this;
-    w.origin = isa::here(origin);
-    w.row_lo = isa::here(row_lo), w.row_hi = isa::here(row_hi);
-    w.col_lo = isa::here(col_lo), w.col_hi = isa::here(col_hi);
-    w.row_bytes = isa::here(row_bytes), w.col_bytes = isa::here(col_bytes);
-    return w;
-  }
-};
-
-// min(max(v, 0), hi) in integer arithmetic (a 64-bit compare of scalars would be a VALU compare
-// and a lane mask).
-__device__ __forceinline__ int clamp_to(index_t v, int hi) {
-  v &= ~(v >> 63);                        // max(v, 0)
-  const index_t over = v - hi;
-  return static_cast<int>(hi + (over & (over >> 63)));   // min(v, hi)
-}
-
-// A kt::gl field as 32 bits. Every field of every global argument is a scalar register from the
-// kernel's start to its last use, and eight globals of 72 bytes would take 144 of the ~104 a
-// wave has (trap 2): so the extents and the row / column strides are read as their low halves
-// (the loaders refuse a global with one of them at 2^31 or more); the batch and depth strides
-// stay 64-bit, and fold away when the batch and depth are 0.
-__device__ __forceinline__ int field32(int64_t field) { return static_cast<int>(field); }
-
-template <class T>
-__device__ __forceinline__ window<T> window_of(const gl<T>& g, index_t b, index_t d, index_t r0, index_t c0, int R, int C) {
-  const int sr = field32(g.stride[2]), sc = field32(g.stride[3]);
-  // all ones when (b, d) names no plane of g, else zero
-  const index_t no_plane = (b | (field32(g.extent[0]) - 1 - b) | d | (field32(g.extent[1]) - 1 - d)) >> 63;
-  window<T> w;
-  w.origin = g.data + b * g.stride[0] + d * g.stride[1] + r0 * sr + c0 * sc;
-  w.row_lo = clamp_to(-r0, R);
-  w.row_hi = clamp_to((field32(g.extent[2]) - r0) & ~no_plane, R);
-  w.col_lo = clamp_to(-c0, C);
-  w.col_hi = clamp_to(field32(g.extent[3]) - c0, C);
-  w.row_stride = sr;
-  w.row_bytes = static_cast<uint32_t>(sr) * sizeof(T);
-  w.col_bytes = static_cast<uint32_t>(sc) * sizeof(T);
-  return w;
 }
 
 // x, or the pad's bits where `outside` is all ones (x is then zero: an out-of-range load).
@@ -123,15 +41,16 @@ __device__ __forceinline__ void read_runs(Tile& dst, const window<T>& w_op, T pa
   const int lane = isa::lane();
   const uint32_t pad_bits = bits32(pad);
   const isa::buffer buf = w.rows_buffer(Tile::cols);
+  const lane_window v = lanes_of(w);
   static_for<M::down>([&](auto ic) {
     constexpr int I = decltype(ic)::value;
     const int row = 16 * I + lane % 16;
-    const uint32_t row_out = pad_bits == 0 ? 0u : w.outside(row, 0);
+    const uint32_t row_out = pad_bits == 0 ? 0u : v.outside(row, 0);
     static_for<M::across * Tile::lanes::elems / per>([&](auto kc) {
       constexpr int P0 = (I * M::across * Tile::lanes::elems) + decltype(kc)::value * per;
-      const auto v = unpack<T, per>(isa::buffer_load<ACCESS>(buf, w.row_offset(row) + M::pcol(lane, P0) * sizeof(T)));
+      const auto got = unpack<T, per>(isa::buffer_load<ACCESS>(buf, v.row_offset(row) + M::pcol(lane, P0) * sizeof(T)));
       static_for<per>([&](auto e) {
-        dst.set(P0 + decltype(e)::value, padded(from_storage<T>(v[decltype(e)::value]), row_out, pad_bits));
+        dst.set(P0 + decltype(e)::value, padded(from_storage<T>(got[decltype(e)::value]), row_out, pad_bits));
       });
     });
   });
@@ -144,16 +63,17 @@ __device__ __forceinline__ void write_runs(const window<T>& w_op, const Tile& sr
   constexpr int per = ACCESS / sizeof(T);
   const int lane = isa::lane();
   const isa::buffer buf = w.rows_buffer(Tile::cols);
+  const lane_window v = lanes_of(w);
   const uint32_t replica = Tile::lanes::replica(lane) == 0 ? 0u : isa::out_of_range;   // one replica stores
   static_for<M::down>([&](auto ic) {
     constexpr int I = decltype(ic)::value;
     const int row = 16 * I + lane % 16;
     static_for<M::across * Tile::lanes::elems / per>([&](auto kc) {
       constexpr int P0 = (I * M::across * Tile::lanes::elems) + decltype(kc)::value * per;
-      isa::vec<storage_t<T>, per> v;
-      static_for<per>([&](auto e) { v[decltype(e)::value] = to_storage<T>(src.get(P0 + decltype(e)::value)); });
-      const uint32_t offset = (w.row_offset(row) + M::pcol(lane, P0) * sizeof(T)) | replica;
-      isa::buffer_store<ACCESS>(buf, offset, __builtin_bit_cast(isa::word<ACCESS>, v));
+      isa::vec<storage_t<T>, per> data;
+      static_for<per>([&](auto e) { data[decltype(e)::value] = to_storage<T>(src.get(P0 + decltype(e)::value)); });
+      const uint32_t offset = (v.row_offset(row) + M::pcol(lane, P0) * sizeof(T)) | replica;
+      isa::buffer_store<ACCESS>(buf, offset, __builtin_bit_cast(isa::word<ACCESS>, data));
     });
   });
 }
@@ -162,15 +82,12 @@ __device__ __forceinline__ void write_runs(const window<T>& w_op, const Tile& sr
 template <class X, class T>
 __device__ __forceinline__ void read_elements(X& dst, const window<T>& w_op, T pad) {
   const window<T> w = w_op.here();
-  const int lane = isa::lane_pinned();
+  const lane_window v = lanes_of(w);
   const uint32_t pad_bits = bits32(pad);
   const isa::buffer buf = isa::make_buffer(w.origin);
-  static_for<X::regs>([&](auto pc) {
-    constexpr int P = decltype(pc)::value;
-    const element_at at = X::map::element(lane, P);
-    const uint32_t outside = w.outside(at.r, at.c);
-    const auto bits = isa::buffer_load<sizeof(T)>(buf, w.offset(at.r, at.c));
-    dst.set(P, padded(from_storage<T>(__builtin_bit_cast(storage_t<T>, bits)), outside, pad_bits));
+  each_element<typename X::map>(isa::lane_pinned(), [&](auto pc, int r, int c) {
+    const auto bits = isa::buffer_load<sizeof(T)>(buf, v.offset(r, c));
+    dst.set(decltype(pc)::value, padded(from_storage<T>(__builtin_bit_cast(storage_t<T>, bits)), v.outside(r, c), pad_bits));
   });
 }
 
@@ -179,13 +96,11 @@ __device__ __forceinline__ void read_elements(X& dst, const window<T>& w_op, T p
 template <class X, class T>
 __device__ __forceinline__ void write_elements(const window<T>& w_op, const X& src, uint32_t silent) {
   const window<T> w = w_op.here();
-  const int lane = isa::lane_pinned();
+  const lane_window v = lanes_of(w);
   const isa::buffer buf = isa::make_buffer(w.origin);
-  static_for<X::regs>([&](auto pc) {
-    constexpr int P = decltype(pc)::value;
-    const element_at at = X::map::element(lane, P);
-    isa::buffer_store<sizeof(T)>(buf, w.offset(at.r, at.c) | silent,
-                                 __builtin_bit_cast(isa::word<sizeof(T)>, to_storage<T>(src.get(P))));
+  each_element<typename X::map>(isa::lane_pinned(), [&](auto pc, int r, int c) {
+    const T x = src.get(decltype(pc)::value);
+    isa::buffer_store<sizeof(T)>(buf, v.offset(r, c) | silent, __builtin_bit_cast(isa::word<sizeof(T)>, to_storage<T>(x)));
   });
 }
 

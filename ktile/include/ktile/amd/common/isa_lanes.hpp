@@ -3,10 +3,10 @@
 //
 // The instruction layer is every hardware instruction the tile headers issue, each behind one
 // small function: this file, isa_memory.hpp and the family's isa.hpp (waits, barrier, MMAs,
-// the DMA).
-// Everything above it (tiles, maps, reductions, loads) is plain C++ over these functions, so a
-// host emulation of the layer can stand in for the hardware. The family's isa.hpp states its
-// facts (`wave_size`, `buffer_config`) in namespace kt::isa before it includes this file.
+// the DMA), with ktile/amd/device.hpp's ids. Everything above it (tiles, maps, reductions,
+// loads) is plain C++ over these functions, so a host emulation of the layer can stand in for
+// the hardware. The family's isa.hpp states its facts (`wave_size`, `buffer_config`) in
+// namespace kt::isa before it includes this file.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +53,26 @@ __device__ __forceinline__ uint64_t uniform64(uint64_t v) {
 // scalar register file (trap 2). Computed from this value instead, they stay in the path.
 template <class T> __device__ __forceinline__ T here(T v) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "kt::isa::here takes a 32- or 64-bit scalar");
-  asm volatile("" : "+s"(v));
-  return v;
+  if constexpr (sizeof(T) == 4) {
+    uint32_t bits = __builtin_amdgcn_readfirstlane(__builtin_bit_cast(uint32_t, v));
+    asm volatile("" : "+s"(bits));
+    return __builtin_bit_cast(T, bits);
+  } else {
+    uint64_t bits = __builtin_bit_cast(uint64_t, v);
+    uint32_t lo = __builtin_amdgcn_readfirstlane(static_cast<uint32_t>(bits));
+    uint32_t hi = __builtin_amdgcn_readfirstlane(static_cast<uint32_t>(bits >> 32));
+    asm volatile("" : "+s"(lo), "+s"(hi));
+    return __builtin_bit_cast(T, (static_cast<uint64_t>(hi) << 32) | lo);
+  }
+}
+
+// A 32-bit value moved to a VGPR, opaque to the compiler: per-element arithmetic on it uses
+// inline constants instead of one scalar register per element (see here()).
+template <class T> __device__ __forceinline__ T in_vgpr(T v) {
+  static_assert(sizeof(T) == 4, "kt::isa::in_vgpr takes a 32-bit value");
+  uint32_t bits = __builtin_bit_cast(uint32_t, v);
+  asm volatile("" : "+v"(bits));
+  return __builtin_bit_cast(T, bits);
 }
 
 // ---- between lanes -----------------------------------------------------------------------------------

@@ -77,6 +77,16 @@ template <int BYTES> __device__ __forceinline__ void global_store(void* p, word<
 }
 
 // ---- LDS ------------------------------------------------------------------------------------------------
+// The LDS address of BYTES of static LDS owned by Owner (a type naming the user: one block of
+// memory per Owner and size, beside the dynamic LDS; it shows in the code object's static LDS).
+template <class Owner, int BYTES> __device__ __forceinline__ uint32_t static_lds() {
+  __shared__ __attribute__((aligned(16))) unsigned char memory[BYTES];
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>((__attribute__((address_space(3))) const void*)memory));
+}
+
+// The block's dynamic LDS (the launch's shared-memory bytes).
+__device__ __forceinline__ unsigned char* dynamic_lds() { return kt::amd::dynamic_lds(); }
+
 // The LDS byte address of an object in shared memory (a kt::st, a __shared__ array).
 __device__ __forceinline__ uint32_t lds_address(const void* shared_object) {
   using lds_ptr = __attribute__((address_space(3))) const void*;

@@ -6,9 +6,11 @@
 // compile-time constant, but may differ between lanes: `sources_of` runs through every lane at
 // compile time and lists the distinct source registers. Each one is read (from the holding lane
 // with ds_bpermute, unless every lane holds its own element) and the lane keeps the one it
-// wants. A move between maps that put each element in the same lane and register compiles to
-// nothing; a lane-local move to register copies; the rest cost one bpermute per destination
-// register and distinct source register (the RDNA3 accumulator -> frag_none move: 2 per element).
+// wants (an integer blend, not a select: a select per element is a lane mask in scalar
+// registers). A move between maps that put each element in the same lane and register compiles
+// to nothing; a lane-local move to register copies; the rest cost one bpermute per destination
+// register and distinct source register: the RDNA3 accumulator -> frag_none move 2 per element,
+// a 16-bit accumulator -> operand move on CDNA4 2, a kt::row <-> kt::col change up to 8.
 #pragma once
 
 #include "ktile/amd/common/register_tile.hpp"
@@ -37,6 +39,10 @@ constexpr source_registers sources_of() {
   return s;
 }
 
+// All ones when a == b, else zero, for small non-negative ints: integer arithmetic, where a
+// compare would leave a lane mask in scalar registers per element.
+__device__ __forceinline__ uint32_t equal_mask(int a, int b) { return static_cast<uint32_t>(((a ^ b) - 1) >> 31); }
+
 // `v` as held by lane `src`, for an element of up to 4 bytes.
 template <class T> __device__ __forceinline__ T read_lane(const T& v, int src) {
   return from_bits32<T>(isa::lane_read(bits32(v), src));
@@ -56,14 +62,15 @@ __device__ __forceinline__ void move_elements(D& dst, const S& src) {
     const element_at x = DM::element(lane, P);
     const int want = from.count == 1 ? 0 : SM::holder_reg(x);
     const int holder = from.local ? lane : SM::holder_lane(x, lane);
-    T value{};
+    uint32_t value = 0;
     static_for<from.count>([&](auto kc) {
       constexpr int R = sources_of<DM, SM, P>().reg[decltype(kc)::value];
       T v = src.get(R);
       if constexpr (!from.local) v = read_lane(v, holder);
-      value = (from.count == 1 || want == R) ? v : value;
+      if constexpr (decltype(kc)::value == 0) value = bits32(v);
+      else value ^= (value ^ bits32(v)) & equal_mask(want, R);
     });
-    dst.set(P, value);
+    dst.set(P, from_bits32<T>(value));
   });
 }
 

@@ -71,7 +71,7 @@ template <class S, int OFFSET>
 __device__ __forceinline__ S& shared_at() {
   static_assert(OFFSET >= 0 && OFFSET % 16 == 0, "kt::shared_at: offsets are 16-byte aligned (the lds-alloc pass aligns them)");
   static_assert(detail::is_st<S>::value || detail::is_sv<S>::value, "kt::shared_at places a kt::st or kt::sv");
-  return *reinterpret_cast<S*>(kt::amd::dynamic_lds() + OFFSET);
+  return *reinterpret_cast<S*>(isa::dynamic_lds() + OFFSET);
 }
 
 static_assert(sizeof(st<bf16, 16, 16>) == 16 * 16 * 2, "a shared tile takes exactly rows x cols x sizeof(T) bytes");

@@ -1,0 +1,23 @@
+// ktile / AMD CDNA3 (gfx942): kt::copy_async by global->LDS DMA, 4 bytes per lane
+// (buffer_load_dword ... lds, common/copy_dma.hpp): asynchronous, completing on vmcnt; the
+// waits pass puts kt::wait<0, ...> and a barrier before any read of the tile (trap 4). Windows
+// the DMA cannot take go through registers.
+#pragma once
+
+#include "ktile/amd/common/copy_dma.hpp"
+
+namespace kt {
+
+template <class T, int R, int C, class U>
+__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, coord at) {
+  static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared tile's element type must be the global's");
+  detail::copy_window<T, R, C>(dst, detail::window_of(g, at.b, at.d, at.r * R, at.c * C, R, C));
+}
+
+template <class T, int L, class U>
+__device__ __forceinline__ void copy_async(sv<T, L>& dst, const gl<U>& g, coord at) {
+  static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared vector's element type must be the global's");
+  detail::copy_window<T, 1, L>(dst, detail::window_of(g, at.b, at.d, at.r, at.c * L, 1, L));
+}
+
+}  // namespace kt

@@ -1,0 +1,23 @@
+// ktile / AMD RDNA4 (gfx1201): kt::copy_async. RDNA has no global->LDS DMA ("needs target
+// feature vmem-to-lds-load-insts"), so a copy goes through registers (common/copy_registers.hpp):
+// synchronous to the compiler, published to the other waves by the kt::barrier that follows.
+// The kt::wait<0, ...> the waits pass puts before that barrier is then a harmless s_waitcnt.
+#pragma once
+
+#include "ktile/amd/common/copy_registers.hpp"
+
+namespace kt {
+
+template <class T, int R, int C, class U>
+__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, coord at) {
+  static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared tile's element type must be the global's");
+  detail::copy_through_registers<T, R, C>(dst, detail::window_of(g, at.b, at.d, at.r * R, at.c * C, R, C));
+}
+
+template <class T, int L, class U>
+__device__ __forceinline__ void copy_async(sv<T, L>& dst, const gl<U>& g, coord at) {
+  static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared vector's element type must be the global's");
+  detail::copy_through_registers<T, 1, L>(dst, detail::window_of(g, at.b, at.d, at.r, at.c * L, 1, L));
+}
+
+}  // namespace kt
