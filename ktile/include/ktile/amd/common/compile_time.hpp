@@ -38,9 +38,6 @@ template <class T> __host__ __device__ __forceinline__ T from_bits32(uint32_t bi
   else return __builtin_bit_cast(T, static_cast<uint8_t>(bits));
 }
 
-// Integers that are powers of two, for layouts and access widths.
-constexpr bool is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 // The widest power of two dividing n, capped at `cap` (the widest access for a run of n bytes).
 constexpr int widest_pow2_dividing(int n, int cap) {
   int w = 1;
