@@ -22,13 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..errors import KernelError
 from ..ir import ops as kt
+from ..ir.ops import constant_int
 from ..ir.query import error_at, kernel_func
 from ..targets.base import Target
 from .common import defined_inside, describe_type, line_of, op_words, target_of
@@ -256,13 +257,6 @@ def may_skip(op: scf.ForOp) -> bool:
     """Whether the loop may run zero times (bounds not constant, or an empty range)."""
     lb, ub = (constant_int(v) for v in (op.lb, op.ub))
     return lb is None or ub is None or ub <= lb
-
-
-def constant_int(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 # ---- checks --------------------------------------------------------------------------------
