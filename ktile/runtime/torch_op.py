@@ -29,7 +29,7 @@ import torch
 from ..errors import InputError
 from ..lang.kernel import Kernel
 from .arguments import check_arguments, check_coindexed, check_same_device
-from .launch import launch
+from .launch import gpu_call, launch
 
 NAMESPACE = "ktile"
 DEVICE_TYPES = ("cpu", "cuda")
@@ -57,6 +57,20 @@ def torch_op(kernel: Kernel, *, name: str | None = None, constants: dict[str, An
         op = TorchOp(kernel, values, target, op_name)
         _OPS[op.name] = op
         return op
+
+
+_is_compiling = torch.compiler.is_compiling
+_dispatch_depth = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+_Tensor = torch.Tensor
+
+
+def _plain_cuda(tensors) -> bool:
+    """Real CUDA tensors (no subclass, no fake) and no dispatch mode: the call that may go
+    straight to the kernel's launch. Written flat: it runs on every eager call."""
+    for t in tensors:
+        if type(t) is not _Tensor or not t.is_cuda:
+            return False
+    return not _dispatch_depth()
 
 
 def _plain_eager(tensors) -> bool:
@@ -90,8 +104,13 @@ class TorchOp:
             raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "
                              f"constants were bound when it was made", kernel=self.kernel.name,
                              hint="make another op: ktile.torch_op(kernel, constants={...})")
-        if torch.compiler.is_compiling():  # compiled calls are checked by the fake impl
+        if _is_compiling():  # compiled calls are checked by the fake impl
             return self.overload(*tensors)
+        gpu = self._gpu
+        if gpu is not None and _plain_cuda(tensors):
+            # a repeated eager CUDA call: the kernel's own fast path, which rechecks everything
+            # whenever the tensors' dtypes, shapes, strides or device differ from the last call
+            return gpu.fast(tensors)
         if _plain_eager(tensors):
             return self._eager(tensors)
         check_call(self, tensors)
@@ -102,7 +121,8 @@ class TorchOp:
         Python (torch.compile, export, modes and opcheck still see the custom op). The first
         call on a device runs the op's own checks (and refuses a first call inside a CUDA-graph
         capture); later calls rely on the launch's (on the GPU they rerun whenever the tensors'
-        dtypes, shapes, strides or device change), plus the layout checks on the CPU."""
+        dtypes, shapes, strides or device change), plus the layout checks on the CPU. After the
+        first CUDA call, `__call__` hands plain CUDA tensors to the kernel's GpuCall directly."""
         device = tensors[0].device
         if device not in self._built_on:
             check_call(self, tensors)
@@ -112,9 +132,12 @@ class TorchOp:
             check_layout(self, tensors)
         launch(self.kernel, tensors, self.constants, self.target)
         self._built_on.add(device)
+        if device.type == "cuda":
+            self._gpu = gpu_call(self.kernel, self.target, self.constants)
 
     def _bind(self, kernel: Kernel) -> None:
         self.kernel = kernel
+        self._gpu = None   # the kernel's GpuCall, once an eager CUDA call has built it
         self.trace = kernel.trace(self.target, **self.constants)
         self.params, self.mutated = _schema(kernel, self.trace)
 
