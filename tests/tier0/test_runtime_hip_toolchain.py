@@ -1,6 +1,6 @@
 """The AMD (HIP) toolchain driver without a compiler: which compiler it picks, its flags,
-clang's errors turned into kernel errors (recorded logs), cocheck's findings turned into
-refusals, and the instruction-mix reader on hand-made disassembly."""
+clang's errors turned into kernel errors (recorded logs), and cocheck's findings turned into
+refusals. The instruction mix is tests/tier0/test_amd_quality_model.py."""
 import os
 import stat
 from pathlib import Path
@@ -12,8 +12,6 @@ from ktile.errors import KernelError
 from ktile.runtime import build as build_mod
 from ktile.runtime.build import BuildLimits, toolchain_for
 from ktile.runtime.cache import BuildFailed, CompileResult
-from ktile.runtime.cocheck.archinfo import arch_info
-from ktile.runtime.cocheck.disasm import Instruction
 from ktile.runtime.cocheck.findings import Finding
 from ktile.runtime.cocheck.report import FunctionReport
 from ktile.runtime.toolchains import amd
@@ -195,78 +193,3 @@ def test_limits_are_false_when_unset_and_refused_by_a_log_reading_driver(monkeyp
     with pytest.raises(KernelError, match="the nvcc driver does not check max_vgprs"):
         build_mod._gate(LogDriver(), None, "k", targets.get("sm_90a"), warps=1, lds_bytes=0,
                         limits=BuildLimits(min_occupancy=2), loc=None)
-
-
-# ---- the instruction mix ------------------------------------------------------------------
-
-@pytest.mark.parametrize("mnemonic,bits", [
-    ("ds_read_b128", 128), ("ds_load_b128", 128), ("ds_read_b64_tr_b16", 64),
-    ("ds_read2_b64", 128), ("ds_load_2addr_b32", 64), ("ds_read_u16", 16),
-    ("global_load_dwordx4", 128), ("global_load_b96", 96), ("buffer_load_ushort", 16),
-    ("global_load_d16_hi_b16", 16), ("buffer_load_dword", 32), ("ds_write_b32", 32),
-    ("s_waitcnt", None),
-])
-def test_access_widths(mnemonic, bits):
-    assert amd.access_bits(mnemonic) == bits
-
-
-def listing(*lines: str) -> list[Instruction]:
-    """Instructions 4 bytes apart from 0x100; `s_branch N` jumps to 0x104 + 4 N."""
-    return [Instruction(0x100 + 4 * i, text, 4) for i, text in enumerate(lines)]
-
-
-def test_the_hot_loop_is_the_deepest_loop_holding_the_mmas():
-    arch = arch_info("gfx942")
-    body = listing(
-        "global_load_dwordx4 v[0:3], v[4:5], off",      # 0x100
-        "ds_read_b128 v[0:3], v8",                       # 0x104  outer loop starts
-        "ds_read_b64 v[0:1], v8",                        # 0x108  inner loop starts
-        "v_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]",
-        "s_waitcnt lgkmcnt(0)",
-        "s_cbranch_scc0 65532",                          # 0x114 -> 0x108
-        "s_barrier",
-        "s_cbranch_scc1 65529",                          # 0x11c -> 0x104
-        "ds_read_u16 v0, v1",                            # 0x120: a second, shallower loop
-        "s_branch 65534",                                # 0x124 -> 0x120
-        "s_endpgm")
-    loops = amd.find_loops(body, arch)
-    assert sorted((hex(lp.start), hex(lp.end), lp.depth) for lp in loops) == [
-        ("0x104", "0x11c", 1), ("0x108", "0x114", 2), ("0x120", "0x124", 1)]
-    hot = amd.hot_loop(loops, body)
-    assert (hot.start, hot.end) == (0x108, 0x114)
-    mix = amd.count([i for i in body if hot.start <= i.address <= hot.end], arch)
-    assert mix.mma == {"v_mfma_f32_16x16x32_bf16": 1} and mix.lds_reads == {64: 1}
-    assert mix.waits == 1 and mix.barriers == 0 and mix.instructions == 4
-
-
-def test_a_cold_edge_loop_nested_in_the_main_loop_is_not_the_hot_loop():
-    arch = arch_info("gfx1100")
-    body = listing(
-        "ds_load_b128 v[0:3], v8",                       # 0x100  main loop starts
-        "v_wmma_f32_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[0:7]",
-        "buffer_load_u16 v0, v1, s[0:3], 0 offen",      # 0x108  edge loop starts
-        "s_cbranch_vccnz 65534",                         # 0x10c -> 0x108
-        "s_cbranch_scc0 65531",                          # 0x110 -> 0x100
-        "s_endpgm")
-    loops = amd.find_loops(body, arch)
-    assert max(lp.depth for lp in loops) == 2
-    hot = amd.hot_loop(loops, body)
-    assert (hot.start, hot.end) == (0x100, 0x110)
-
-
-def test_without_mmas_the_hot_loop_holds_the_most_memory_operations():
-    arch = arch_info("gfx942")
-    body = listing(
-        "global_load_dwordx4 v[0:3], v[4:5], off",       # 0x100  main loop starts
-        "ds_write_b128 v8, v[0:3]",
-        "v_add_f32_e32 v9, v9, v9",                      # 0x108  a nested ALU loop
-        "s_cbranch_vccnz 65534",                         # 0x10c -> 0x108
-        "s_cbranch_scc0 65531",                          # 0x110 -> 0x100
-        "s_endpgm")
-    hot = amd.hot_loop(amd.find_loops(body, arch), body)
-    assert (hot.start, hot.end) == (0x100, 0x110)
-
-
-def test_no_loop_no_hot_loop():
-    body = listing("s_endpgm")
-    assert amd.hot_loop(amd.find_loops(body, arch_info("gfx1100")), body) is None

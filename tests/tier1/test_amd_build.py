@@ -331,7 +331,7 @@ def test_the_quality_report_lists_the_hot_loops_instruction_mix(arch, source, mm
     assert mix.whole.global_stores[32] == sum(mix.whole.global_stores.values()) > 0
     text = built.report()
     for line in ("instruction mix", "    MMA             1", "    LDS reads       2 (128-bit 2)",
-                 f"{mma} x1", "VGPRs (0 AGPRs)", "waves per SIMD", "hot loop 0x"):
+                 f"{mma} x1", "VGPRs (0 AGPRs)", "waves per SIMD", "hot loop at 0x"):
         assert line in text, text
 
 

@@ -15,7 +15,8 @@ fast-math: the kernel's float semantics are the interpreter's.
 The gate is `ktile.runtime.cocheck`, run on the code object on every build and every cache
 hit: a spill, scratch use, a wait hazard (a register read before the wait that covers its
 load), an LDS-DMA hazard, or a broken `max_vgprs` / `min_occupancy` limit refuses the build
-with cocheck's message and fix. The build's report adds the hot loop's instruction mix.
+with cocheck's message and fix. The build's report (`amd_quality`) adds the instruction mix
+of the kernel and of its hot loop.
 
 No AMD GPU is needed, and none has run these code objects: they are compiled and statically
 checked only (docs/amd.md).
@@ -26,21 +27,17 @@ import functools
 import os
 import re
 import shutil
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ... import config
 from ...errors import KernelError, SourceLoc
 from ..cache import BuildFailed, CacheEntry, CompileResult, Compiler, run_command
 from ..cocheck import Limits, Options, ToolMissing, check_code_object
-from ..cocheck.archinfo import arch_info
-from ..cocheck.disasm import Instruction, disassemble, function_ranges
 from ..cocheck.inputs import CodeObjectFile
-from ..cocheck.isa import decode, memory_access, wait_counts
-from ..cocheck.readelf import read_elf
 from ..cocheck.report import FunctionReport, ObjectReport
 from ..gates import ResourceReport
+from .amd_quality import AmdReport
 from .diagnostics import Diagnostic, compile_error
 
 SOURCE_NAME = "kernel.hip"
@@ -147,7 +144,7 @@ class AmdToolchain:
                              include_dirs)
 
     def gate(self, entry: CacheEntry, kernel: str, target, *, warps: int, lds_bytes: int,
-             limits, loc: SourceLoc | None) -> tuple[ResourceReport, "AmdReport"]:
+             limits, loc: SourceLoc | None) -> tuple[ResourceReport, AmdReport]:
         """cocheck over the code object: the build's resources and report, or the refusal."""
         threads = warps * target.wave_size
         checked = _checked_kernel(entry.code_path, kernel, target, limits, loc)
@@ -217,7 +214,7 @@ def _refuse_failing(checked: FunctionReport, target, loc, kernel: str) -> None:
                       hint=first.fix)
 
 
-def _refuse_oversized(report: "AmdReport", target, loc) -> None:
+def _refuse_oversized(report: AmdReport, target, loc) -> None:
     """What the launch would be refused for: more LDS, or more threads, than the kernel has."""
     res = report.checked.resources
     if res.lds_bytes + report.lds_dynamic > target.lds_bytes:
@@ -230,245 +227,3 @@ def _refuse_oversized(report: "AmdReport", target, loc) -> None:
                           f"object was compiled for at most {res.max_threads}", loc=loc,
                           kernel=report.kernel,
                           hint=f"declare __launch_bounds__({report.threads}) on the kernel")
-
-
-# ---- the static quality report ------------------------------------------------------------
-
-@dataclass
-class AmdReport:
-    """One kernel's code object as cocheck sees it, with its instruction mix (computed when
-    first asked for: a cache hit that only loads the kernel does not disassemble twice)."""
-    kernel: str
-    target: str
-    threads: int
-    lds_dynamic: int
-    checked: FunctionReport
-    code_path: Path
-
-    @functools.cached_property
-    def mix(self) -> KernelMix:
-        return kernel_mix(self.code_path, self.kernel, self.target)
-
-    def report(self) -> str:
-        res, occ = self.checked.resources, self.checked.occupancy
-        wave = res.wave_size or "?"
-        lines = [f"kernel '{self.kernel}' for {self.target}: {self.threads} threads per block "
-                 f"(wave{wave})",
-                 f"  registers     {res.vgprs} VGPRs ({res.agprs} AGPRs), {res.sgprs} SGPRs",
-                 f"  spills        {res.vgpr_spills} VGPRs, {res.sgpr_spills} SGPRs; scratch "
-                 f"{res.scratch_bytes} bytes per lane",
-                 f"  LDS           {res.lds_bytes + self.lds_dynamic} bytes ({res.lds_bytes} "
-                 f"static + {self.lds_dynamic} dynamic)"]
-        if occ is not None:
-            lines.append(f"  occupancy     {occ.waves} of {occ.max_waves} waves per SIMD "
-                         f"(VGPR-limited: {occ.allocated_vgprs} of {occ.file_vgprs} VGPRs per "
-                         f"lane allocated)")
-        warnings = [f for f in self.checked.findings if not f.failing]
-        lines.append(f"  waits         {self.checked.instructions_checked} instructions "
-                     f"checked, no hazard" + "".join(f"; {w.kind}: {w.message}"
-                                                     for w in warnings))
-        lines.extend(self.mix.report_lines())
-        return "\n".join(lines)
-
-
-# ---- the instruction mix: the whole kernel and its hot loop --------------------------------
-#
-# A loop is a backward branch: a branch to an earlier address spans [target, branch]. The hot
-# loop is the innermost loop holding the kernel's loop-resident work: of the loops holding the
-# most MMAs (where no loop holds one, the most memory operations), the most deeply nested, then
-# the longest. The literal "innermost backward branch" is not used because ktile's tile loads
-# nest a per-element loop for partial edge tiles inside the main loop: it is the innermost
-# loop, but cold, and holds no MMA. Counts are of the code as laid out (an unrolled loop shows
-# its unrolled body; a nested loop's body counts once in its parent); trip counts are unknown.
-
-MMA_PREFIXES = ("v_wmma_", "v_swmmac_", "v_mfma_", "v_smfmac_")
-LDS_READ_PREFIXES = ("ds_read", "ds_load")
-LDS_WRITE_PREFIXES = ("ds_write", "ds_store")
-GLOBAL_LOAD_PREFIXES = ("global_load", "buffer_load", "flat_load")
-GLOBAL_STORE_PREFIXES = ("global_store", "buffer_store", "flat_store")
-MEMORY_PREFIXES = (*LDS_READ_PREFIXES, *LDS_WRITE_PREFIXES, *GLOBAL_LOAD_PREFIXES,
-                   *GLOBAL_STORE_PREFIXES)
-BARRIERS = ("s_barrier", "s_barrier_wait")     # gfx12 splits one into signal + wait
-WIDE_BITS = 128
-# the width part of a memory mnemonic, in bits per lane (gfx9 dwordx4, gfx11+ b128, ...)
-WIDTH_BITS = {"b128": 128, "dwordx4": 128, "b96": 96, "dwordx3": 96, "b64": 64, "dwordx2": 64,
-              "b32": 32, "dword": 32, "b16": 16, "u16": 16, "i16": 16, "ushort": 16,
-              "sshort": 16, "short": 16, "u8": 8, "i8": 8, "ubyte": 8, "sbyte": 8, "byte": 8}
-
-
-def access_bits(mnemonic: str) -> int | None:
-    """Bits one lane moves: the first width in the name, twice for the two-address LDS forms
-    (ds_read2_b64, ds_load_2addr_b64)."""
-    parts = mnemonic.split("_")
-    width = next((WIDTH_BITS[p] for p in parts[2:] if p in WIDTH_BITS), None)
-    twice = parts[1].startswith(("read2", "write2")) or "2addr" in parts
-    return width * 2 if width and twice else width
-
-
-@dataclass
-class Mix:
-    """Counts of one stretch of code, by the classes the report shows."""
-    instructions: int = 0
-    mma: Counter = field(default_factory=Counter)            # mnemonic -> count
-    lds_reads: Counter = field(default_factory=Counter)      # bits per lane -> count
-    lds_writes: Counter = field(default_factory=Counter)
-    global_loads: Counter = field(default_factory=Counter)
-    global_stores: Counter = field(default_factory=Counter)
-    lds_dma: int = 0                                         # global -> LDS copies
-    waits: int = 0
-    barriers: int = 0
-    mnemonics: Counter = field(default_factory=Counter)     # every memory/MMA mnemonic seen
-
-    def add(self, instruction: Instruction, arch) -> None:
-        mnemonic, operands = instruction.mnemonic, instruction.operands
-        self.instructions += 1
-        counted = self._memory(mnemonic, operands, arch) or self._other(mnemonic, operands, arch)
-        if counted:
-            self.mnemonics[mnemonic] += 1
-
-    def _memory(self, mnemonic: str, operands: str, arch) -> bool:
-        bits = access_bits(mnemonic)
-        access = memory_access(mnemonic, operands, arch)
-        if access is not None and access.lds_dma:
-            self.lds_dma += 1
-        elif mnemonic.startswith(LDS_READ_PREFIXES):
-            self.lds_reads[bits] += 1
-        elif mnemonic.startswith(LDS_WRITE_PREFIXES):
-            self.lds_writes[bits] += 1
-        elif mnemonic.startswith(GLOBAL_LOAD_PREFIXES):
-            self.global_loads[bits] += 1
-        elif mnemonic.startswith(GLOBAL_STORE_PREFIXES):
-            self.global_stores[bits] += 1
-        else:
-            return False
-        return True
-
-    def _other(self, mnemonic: str, operands: str, arch) -> bool:
-        if mnemonic.startswith(MMA_PREFIXES):
-            self.mma[mnemonic] += 1
-        elif wait_counts(mnemonic, operands, arch)[0] is not None:
-            self.waits += 1
-        elif mnemonic in BARRIERS:
-            self.barriers += 1
-        else:
-            return False
-        return True
-
-    def rows(self) -> list[tuple[str, str]]:
-        """(what, count) rows of the report table."""
-        rows = [("instructions", str(self.instructions)), ("MMA", str(sum(self.mma.values()))),
-                ("LDS reads", _by_width(self.lds_reads)),
-                ("LDS writes", _by_width(self.lds_writes)),
-                ("global loads", _by_width(self.global_loads)),
-                ("global stores", _by_width(self.global_stores))]
-        if self.lds_dma:
-            rows.append(("global->LDS", str(self.lds_dma)))
-        return rows + [("waits", str(self.waits)), ("barriers", str(self.barriers))]
-
-    def listing(self) -> str:
-        return ", ".join(f"{name} x{count}" for name, count in sorted(self.mnemonics.items()))
-
-
-def _by_width(counts: Counter) -> str:
-    """`12 (128-bit 8, 64-bit 4)`: the total, then per width, widest first."""
-    total = sum(counts.values())
-    if not total:
-        return "0"
-    widths = sorted(counts, key=lambda bits: -(bits or 0))
-    shown = ", ".join(f"{bits}-bit {counts[bits]}" if bits else f"other {counts[bits]}"
-                      for bits in widths)
-    return f"{total} ({shown})"
-
-
-@dataclass(frozen=True)
-class Loop:
-    start: int          # the branch target: the loop's first instruction
-    end: int            # the backward branch itself
-    depth: int          # loops around it, itself included
-
-    def contains(self, other: "Loop") -> bool:
-        return self != other and self.start <= other.start and other.end <= self.end
-
-
-@dataclass
-class KernelMix:
-    whole: Mix
-    hot_loop: Mix | None
-    loop: Loop | None
-    loops: int
-
-    @property
-    def narrow_lds_reads(self) -> int:
-        """LDS reads narrower than 128 bits in the hot loop (all of them when there is none)."""
-        mix = self.hot_loop or self.whole
-        return sum(n for bits, n in mix.lds_reads.items() if (bits or 0) < WIDE_BITS)
-
-    def report_lines(self) -> list[str]:
-        """The whole kernel and the hot loop side by side, then the hot loop's mnemonics."""
-        if self.loop is None:
-            header, hot_rows = "hot loop: none (no backward branch)", []
-        else:
-            loops = f"{self.loops} loop{'s' * (self.loops != 1)} in the kernel"
-            header = (f"hot loop 0x{self.loop.start:x}-0x{self.loop.end:x} (depth "
-                      f"{self.loop.depth}; {loops})")
-            hot_rows = self.hot_loop.rows()
-        rows = self.whole.rows()
-        width = max(len(count) for _, count in rows) + 3
-        lines = [f"  {'instruction mix':<18}{'whole kernel':<{width}}{header}"]
-        for index, (what, count) in enumerate(rows):
-            hot = hot_rows[index][1] if hot_rows else ""
-            lines.append(f"    {what:<16}{count:<{width}}{hot}".rstrip())
-        if self.hot_loop is not None and self.hot_loop.mnemonics:
-            lines.append(f"  hot loop          {self.hot_loop.listing()}")
-        return lines
-
-
-def kernel_mix(code: Path, kernel: str, target: str) -> KernelMix:
-    """The instruction mix of `kernel` in the code object, whole and in its hot loop."""
-    arch = arch_info(target)
-    instructions = disassemble(code, target)
-    # without the kernel's symbol (cocheck has warned), the whole code stands for the kernel
-    span = function_ranges(read_elf(code).symbols, instructions, {kernel}).get(kernel)
-    body = [i for i in instructions if span is None or span[0] <= i.address < span[1]]
-    loops = find_loops(body, arch)
-    hot = hot_loop(loops, body)
-    return KernelMix(whole=count(body, arch),
-                     hot_loop=None if hot is None else
-                     count([i for i in body if hot.start <= i.address <= hot.end], arch),
-                     loop=hot, loops=len(loops))
-
-
-def count(instructions: list[Instruction], arch) -> Mix:
-    mix = Mix()
-    for instruction in instructions:
-        mix.add(instruction, arch)
-    return mix
-
-
-def find_loops(body: list[Instruction], arch) -> list[Loop]:
-    spans = []
-    for instruction in body:
-        if not instruction.mnemonic.startswith(("s_branch", "s_cbranch_")):
-            continue
-        target = decode(instruction, arch).branch_target
-        if target is not None and target <= instruction.address:
-            spans.append((target, instruction.address))
-    plain = [Loop(s, e, 0) for s, e in spans]
-    return [Loop(loop.start, loop.end, 1 + sum(other.contains(loop) for other in plain))
-            for loop in plain]
-
-
-def hot_loop(loops: list[Loop], body: list[Instruction]) -> Loop | None:
-    if not loops:
-        return None
-    mmas = {loop: _count_in(loop, body, MMA_PREFIXES) for loop in loops}
-    work = mmas if any(mmas.values()) else \
-        {loop: _count_in(loop, body, MEMORY_PREFIXES) for loop in loops}
-    most = max(work.values())
-    holding = [loop for loop in loops if work[loop] == most]
-    return max(holding, key=lambda loop: (loop.depth, loop.end - loop.start))
-
-
-def _count_in(loop: Loop, body: list[Instruction], prefixes: tuple[str, ...]) -> int:
-    return sum(loop.start <= i.address <= loop.end and i.mnemonic.startswith(prefixes)
-               for i in body)
