@@ -66,12 +66,12 @@ def test_a_spilling_kernel_is_refused_with_its_counts_and_the_fix(tmp_path):
     [finding] = kernel.findings
     res = kernel.resources
     assert finding.kind == "spill" and finding.kernel == "spills(float const*, float*, int)"
-    assert res.vgpr_spills > 0 and res.scratch_bytes > 0
+    assert res.vgpr_spills > 0 and res.scratch_bytes > 0 and res.sgpr_spills > 0
     assert finding.message == (
-        f"spills registers on gfx1100: {res.vgpr_spills} VGPRs and {res.sgpr_spills} SGPRs go "
-        f"through scratch memory ({res.scratch_bytes} bytes per lane) at {res.vgprs} VGPRs. "
-        f"Spill traffic is reordered against the kernel's hand-placed waits, so a spilling "
-        f"kernel is refused, not run slowly")
+        f"spills registers on gfx1100: {res.vgpr_spills} VGPRs go through scratch memory "
+        f"({res.scratch_bytes} bytes per lane), and {res.sgpr_spills} SGPRs into VGPR lanes or "
+        f"scratch memory, at {res.vgprs} VGPRs. Spill traffic is reordered against the "
+        f"kernel's hand-placed waits, so a spilling kernel is refused, not run slowly")
     assert finding.fix.startswith("keep fewer values live at once")
     assert "amdgpu_num_vgpr" in finding.fix
     rendered = finding.render(str(code))

@@ -2,7 +2,10 @@
 
 Refused: any register spill and any private (scratch) segment — scratch traffic is reordered
 against the hand-placed waits (trap 2), so a spilling kernel is wrong, not slow — and, when
-asked, more VGPRs than --max-vgprs or fewer waves per SIMD than --min-occupancy. Reported:
+asked, more VGPRs than --max-vgprs or fewer waves per SIMD than --min-occupancy. SGPRs spilled
+into VGPR lanes alone (v_writelane / v_readlane; the metadata then counts SGPR spills and no
+scratch) move nothing through memory, and are refused as spills all the same, with their own
+message and fix. Reported:
 VGPRs (on gfx90a+ the unified count, AGPRs included), AGPRs, SGPRs, static LDS and a
 VGPR-limited occupancy estimate.
 """
@@ -18,6 +21,9 @@ SPILL_FIX = ("keep fewer values live at once (smaller tiles; finish with one til
              "loading the next), or give the kernel more VGPRs: a smaller maximum workgroup "
              "size (__launch_bounds__ / amdgpu_flat_work_group_size) or a looser "
              "amdgpu_num_vgpr / amdgpu_waves_per_eu")
+SGPR_SPILL_FIX = ("keep fewer scalar values live at once: fewer uniform values (tile coordinates, "
+                  "strides, bounds, buffer descriptors) held across the loop, or smaller tiles, "
+                  "whose unrolled code holds fewer of them")
 SCRATCH_FIX = ("index local arrays only with compile-time constants (fully unrolled loops) so "
                "they stay in registers, or stage the data in LDS; avoid calls that need a stack")
 
@@ -91,13 +97,35 @@ def resource_findings(res: KernelResources, arch: ArchInfo, limits: Limits,
 def _spills(res: KernelResources, arch: ArchInfo, display: str) -> Finding | None:
     if not (res.vgpr_spills or res.sgpr_spills):
         return None
-    message = (f"spills registers on {arch.name}: {res.vgpr_spills} VGPRs and "
-               f"{res.sgpr_spills} SGPRs go through scratch memory ({res.scratch_bytes} bytes "
-               f"per lane) at {res.vgprs} VGPRs. Spill traffic is reordered against the "
-               f"kernel's hand-placed waits, so a spilling kernel is refused, not run slowly")
-    return Finding(kinds.SPILL, display, message, SPILL_FIX,
-                   details={"vgpr_spills": res.vgpr_spills, "sgpr_spills": res.sgpr_spills,
-                            "scratch_bytes": res.scratch_bytes})
+    details = {"vgpr_spills": res.vgpr_spills, "sgpr_spills": res.sgpr_spills,
+               "scratch_bytes": res.scratch_bytes}
+    if not (res.vgpr_spills or res.scratch_bytes):
+        return Finding(kinds.SPILL, display, _lane_spill_message(res, arch), SGPR_SPILL_FIX,
+                       details=details)
+    fix = SPILL_FIX if res.vgpr_spills else SGPR_SPILL_FIX
+    return Finding(kinds.SPILL, display, _scratch_spill_message(res, arch), fix,
+                   details=details)
+
+
+def _lane_spill_message(res: KernelResources, arch: ArchInfo) -> str:
+    """SGPRs spilled, no VGPR spill and no scratch: they went into VGPR lanes."""
+    return (f"spills {res.sgpr_spills} SGPRs into VGPR lanes on {arch.name} (v_writelane / "
+            f"v_readlane; no scratch memory) at {res.sgprs} SGPRs: the kernel keeps more "
+            f"scalar values live than its SGPRs hold. No memory traffic, so its waits are "
+            f"not at stake, but every spill is refused (trap 2): the compiler adds a "
+            f"v_writelane / v_readlane per spill and reload, and a VGPR to hold the lanes")
+
+
+def _scratch_spill_message(res: KernelResources, arch: ArchInfo) -> str:
+    sgprs = f"{res.sgpr_spills} SGPRs into VGPR lanes or scratch memory"
+    if res.vgpr_spills:
+        what = f"{res.vgpr_spills} VGPRs go through scratch memory ({res.scratch_bytes} bytes " \
+               f"per lane)" + (f", and {sgprs}," if res.sgpr_spills else "")
+    else:
+        what = f"{sgprs} ({res.scratch_bytes} bytes of scratch per lane)"
+    return (f"spills registers on {arch.name}: {what} at {res.vgprs} VGPRs. Spill traffic is "
+            f"reordered against the kernel's hand-placed waits, so a spilling kernel is "
+            f"refused, not run slowly")
 
 
 def _scratch(res: KernelResources, arch: ArchInfo, display: str) -> Finding | None:
