@@ -100,6 +100,44 @@ def check_same_device(kernel, arguments: list[Argument]) -> str:
     return devices.pop()
 
 
+DIMENSIONS = ("batch", "depth", "row", "column")
+
+
+def check_index_limit(kernel, target, arguments: list[Argument],
+                      strides: list[tuple[int, ...]]) -> None:
+    """Every extent, and the row and column strides in elements and in bytes, below the
+    target's `global_index_limit` (AMD: 32-bit buffer offsets). Batch and depth strides are
+    not limited: the kernel adds them to the 64-bit base address."""
+    limit = target.global_index_limit
+    if not limit:
+        return
+    for arg, stride in zip(arguments, strides):
+        for dim, extent in enumerate(arg.shape):
+            if extent >= limit:
+                raise InputError(
+                    f"parameter '{arg.name}' has {extent} entries along its {DIMENSIONS[dim]} "
+                    f"dimension (shape {arg.shape}); {target.name} kernels index a global with "
+                    f"32-bit offsets, so each extent must be below {limit}", kernel=kernel.name,
+                    hint=f"split the call: views of fewer than {limit} entries along that "
+                         f"dimension ({arg.name}.narrow({dim}, start, length)), one call each")
+        for dim in (2, 3):
+            _check_stride(kernel, target, arg, dim, stride[dim], limit)
+
+
+def _check_stride(kernel, target, arg: Argument, dim: int, stride: int, limit: int) -> None:
+    size = max(arg.dtype.bits // 8, 1)
+    if abs(stride) * size < limit:
+        return
+    raise InputError(
+        f"parameter '{arg.name}' has a {DIMENSIONS[dim]} stride of {stride} elements "
+        f"({stride * size} bytes); {target.name} kernels reach a tile's elements through "
+        f"32-bit byte offsets from its first one, so row and column strides must be below "
+        f"{limit} bytes", kernel=kernel.name,
+        hint=f"pass a copy whose rows are closer: narrow {arg.name} to the part the kernel "
+             f"needs and make it contiguous (.contiguous()); for a tensor the kernel writes, "
+             f"compute into such a copy and copy it back")
+
+
 def to_carrier(arg: Argument):
     """The value as the interpreter holds it: float32 for float types, int32/int8 for ints."""
     import numpy as np

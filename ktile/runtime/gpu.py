@@ -6,7 +6,8 @@
 The first call with a new signature (dtype, shape, stride and device of every tensor) does
 all the work and all the checks: the device's target, the trace, the build (cached in memory
 per trace and device, on disk by content), the load, the grid (the kernel's grid function on
-the shapes), the stride and alignment checks, the extents and strides in the parameter block.
+the shapes), the stride and alignment checks, the target's index limit (AMD: extents and row
+strides below 2^31), the extents and strides in the parameter block.
 It then generates `call.fast` for that signature (`fastcall.py`): a call whose signature
 matches compares one tuple, writes the data pointers into the parameter block (checking their
 alignment) and launches once on torch's current stream.
@@ -19,7 +20,8 @@ import threading
 from importlib import import_module
 
 from ..errors import InputError, KernelError
-from .arguments import check_arguments, check_coindexed, check_same_device
+from .arguments import (check_arguments, check_coindexed, check_index_limit,
+                        check_same_device)
 from .devices import device, target_of
 from .fastcall import ALIGNMENT, fast_call
 from .grid import grid_function
@@ -27,6 +29,7 @@ from .loaders.packing import KernelParams
 
 # target.vendor → the loader module of its code objects
 LOADERS = {
+    "amd": "ktile.runtime.loaders.hip",        # never run on an AMD GPU (docs/runtime.md)
     "nvidia": "ktile.runtime.loaders.cuda",
 }
 
@@ -64,6 +67,8 @@ class GpuCall:
         check_coindexed(kernel, trace, arguments)
         self._written = trace.written_params
         _check_strides(kernel, trace, arguments)
+        check_index_limit(kernel, trace.target, arguments,
+                          [_kernel_strides(a) for a in arguments])
         misaligned = self._misaligned(args)
         if misaligned is not None:
             raise misaligned

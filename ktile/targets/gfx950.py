@@ -57,6 +57,10 @@ TARGET = Target(
     # clang-22's reported occupancy (tests/tier1/test_cocheck_resources.py)
     vgpr_granule=8,
     max_waves_per_simd=8,
+    # buffer resources take 32-bit byte offsets; the headers give each one a range of
+    # 0x7fffffff bytes and read extents and row / column strides as int32
+    # (ktile/amd/common/isa_memory.hpp, global_window.hpp)
+    global_index_limit=2**31,
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool", "fp8"),
     notes=(
         "Global->LDS DMA (1, 2, 4, 12 or 16 B per lane) is asynchronous and completes on "

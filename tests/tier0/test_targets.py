@@ -229,6 +229,8 @@ DOC_ROWS = {
     else "—",
     "async global→shared": lambda t: "yes" if t.has_async_copy else "no",
     "fast 16-bit operand layout": lambda t: t.fast_lds_operand_layout or "both",
+    "global index limit (extents; row / column strides, elements and bytes)":
+        lambda t: str(t.global_index_limit) if t.global_index_limit else "—",
     "dtypes": lambda t: ", ".join(t.dtypes),
 }
 
