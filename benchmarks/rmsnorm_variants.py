@@ -104,6 +104,167 @@ def staged(warps: int, cols: int):
     return rmsnorm_staged
 
 
+def split(warps, cols, shared):
+    """x read once, 16 rows per block: columns [0, shared) staged in shared memory, the rest kept
+    in registers, so that a block needs less of either and two blocks fit an SM (one loads
+    while the other reduces and stores)."""
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=warps)
+    def rmsnorm_split(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                      WIDTH: hk.Constexpr[int] = 4096, eps: hk.Constexpr[float] = 1e-6):
+        b, r, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        rows = hk.shared(hk.ST(hk.bf16, 16, shared))
+        hk.group.load(rows, x[hk.tile_coord(b, 0, r, 0)])
+        t = hk.RT(hk.bf16, 16, cols)
+        first = shared // cols
+        reg_cols = [first + warp + i * warps for i in range((WIDTH - shared) // (cols * warps))]
+        tiles = [x[hk.tile_coord(b, 0, r, c)].load(t) for c in reg_cols]
+        squares = hk.zeros(hk.RV(hk.fp32, 16))
+        for xs in tiles:
+            xf = xs.to(hk.fp32)
+            squares += hk.row_sum(xf * xf)
+        hk.wait_for(rows)
+        hk.barrier()
+        sh_cols = [warp + i * warps for i in range(shared // (cols * warps))]
+        for c in sh_cols:
+            xs = rows.load(t, col=c)
+            hk.wait_for(xs)
+            xf = xs.to(hk.fp32)
+            squares += hk.row_sum(xf * xf)
+        inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+        for c in sh_cols:
+            xs = rows.load(t, col=c)
+            hk.wait_for(xs)
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+        for c, xs in zip(reg_cols, tiles):
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+    return rmsnorm_split
+
+
+def pipelined(warps: int, cols: int, chunk: int):
+    """x read once into shared memory, by a persistent grid: each block loops over 16-row
+    blocks; the rows sit in shared memory as column chunks, and as soon as every warp has read
+    chunk j for the store, the next row block's chunk j is copied into it — so the loads of
+    the next rows overlap the stores of these."""
+    @hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=warps)
+    def rmsnorm_pipelined(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                          WIDTH: hk.Constexpr[int] = 4096, BLOCKS: hk.Constexpr[int] = 132,
+                          eps: hk.Constexpr[float] = 1e-6):
+        b, first, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        blocks = hk.cdiv(x.rows, 16)
+        per_chunk = chunk // (cols * warps)        # column tiles per warp per chunk
+        tiles_in_chunk = chunk // cols
+        bufs = [hk.shared(hk.ST(hk.bf16, 16, chunk)) for _ in range(WIDTH // chunk)]
+        t = hk.RT(hk.bf16, 16, cols)
+        if first < blocks:
+            for j, buf in enumerate(bufs):
+                hk.group.load(buf, x[hk.tile_coord(b, 0, first, j)])
+        for rb in range(first, blocks, BLOCKS):
+            hk.wait_for(*bufs)
+            hk.barrier()
+            squares = hk.zeros(hk.RV(hk.fp32, 16))
+            for buf in bufs:
+                for i in range(per_chunk):
+                    xs = buf.load(t, col=warp + i * warps)
+                    hk.wait_for(xs)
+                    xf = xs.to(hk.fp32)
+                    squares += hk.row_sum(xf * xf)
+            inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+            nxt = rb + BLOCKS
+            for j, buf in enumerate(bufs):
+                tiles = [buf.load(t, col=warp + i * warps) for i in range(per_chunk)]
+                hk.wait_for(*tiles)
+                hk.barrier()                      # every warp has read chunk j
+                if nxt < blocks:
+                    hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
+                for i, xs in enumerate(tiles):
+                    c = j * tiles_in_chunk + warp + i * warps
+                    ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+                    o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+        hk.wait_for(*bufs)
+    return rmsnorm_pipelined
+
+
+def interleaved(warps: int, cols: int, chunk: int, lag: int = 2):
+    """The pipelined kernel with the next row block's reduction interleaved into this one's
+    store pass: at step j the block stores chunk j of these rows, refills it with chunk j of
+    the next rows, and sums the squares of the next rows' chunk j - lag, which has landed by
+    then. Only the last `lag` chunks' reduction and the block sum stand between row blocks."""
+    @hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=warps)
+    def rmsnorm_interleaved(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                            WIDTH: hk.Constexpr[int] = 4096, BLOCKS: hk.Constexpr[int] = 132,
+                            eps: hk.Constexpr[float] = 1e-6):
+        b, first, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        blocks = hk.cdiv(x.rows, 16)
+        per_chunk = chunk // (cols * warps)        # column tiles per warp per chunk
+        tiles_in_chunk = chunk // cols
+        bufs = [hk.shared(hk.ST(hk.bf16, 16, chunk)) for _ in range(WIDTH // chunk)]
+        t = hk.RT(hk.bf16, 16, cols)
+
+        def squares_of(buf, squares):
+            for i in range(per_chunk):
+                xs = buf.load(t, col=warp + i * warps)
+                hk.wait_for(xs)
+                xf = xs.to(hk.fp32)
+                squares += hk.row_sum(xf * xf)
+            return squares
+
+        if first < blocks:
+            for j, buf in enumerate(bufs):
+                hk.group.load(buf, x[hk.tile_coord(b, 0, first, j)])
+        hk.wait_for(*bufs)
+        hk.barrier()
+        squares = hk.zeros(hk.RV(hk.fp32, 16))
+        for buf in bufs:
+            squares = squares_of(buf, squares)
+        inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+        for rb in range(first, blocks, BLOCKS):
+            nxt = rb + BLOCKS
+            squares = hk.zeros(hk.RV(hk.fp32, 16))
+            for j, buf in enumerate(bufs):
+                tiles = [buf.load(t, col=warp + i * warps) for i in range(per_chunk)]
+                hk.wait_for(*tiles)
+                if j >= lag:
+                    hk.wait_for(bufs[j - lag])
+                hk.barrier()                  # chunk j read by every warp; chunk j - lag landed
+                if nxt < blocks:
+                    hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
+                for i, xs in enumerate(tiles):
+                    c = j * tiles_in_chunk + warp + i * warps
+                    ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+                    o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+                if j >= lag:
+                    squares = squares_of(bufs[j - lag], squares)
+            hk.wait_for(*bufs)
+            hk.barrier()
+            for buf in bufs[len(bufs) - lag:]:
+                squares = squares_of(buf, squares)
+            inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+    return rmsnorm_interleaved
+
+
+def triton_rmsnorm():
+    """A baseline outside ktile: one Triton program per row, the whole row in registers."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(x, w, o, cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < cols
+        xs = tl.load(x + row * cols + offs, mask=mask, other=0.0).to(tl.float32)
+        inv = tl.rsqrt(tl.sum(xs * xs, axis=0) / cols + eps)
+        ws = tl.load(w + offs, mask=mask, other=0.0).to(tl.float32)
+        tl.store(o + row * cols + offs, (xs * inv * ws).to(tl.bfloat16), mask=mask)
+
+    def run(x, w, o, warps=8):
+        rows, cols = x.numel() // x.shape[-1], x.shape[-1]
+        kernel[(rows,)](x, w, o, cols, 1e-6, BLOCK=triton.next_power_of_2(cols), num_warps=warps)
+    return run
+
+
 VARIANTS = {
     "loop w4 c64": runtime_loop(4, 64), "loop w16 c64": runtime_loop(16, 64),
     "unrolled w16 c64": unrolled(16, 64),
@@ -111,13 +272,29 @@ VARIANTS = {
     "staged w4 c64": staged(4, 64), "staged w8 c64": staged(8, 64),
     "staged w16 c64": staged(16, 64), "staged w8 c128": staged(8, 128),
     "staged w16 c128": staged(16, 128), "staged w32 c64": staged(32, 64),
+    "split w8 c64 s3072": split(8, 64, 3072), "split w16 c64 s3072": split(16, 64, 3072),
+    "split w8 c64 s2048": split(8, 64, 2048), "unrolled w4 c64": unrolled(4, 64),
+    "unrolled w8 c64": unrolled(8, 64),
+    "pipelined w16 c64 k1024": pipelined(16, 64, 1024),
+    "pipelined w16 c32 k512": pipelined(16, 32, 512),
+    "pipelined w8 c64 k1024": pipelined(8, 64, 1024),
+    "interleaved w16 c32 k512 lag2": interleaved(16, 32, 512, 2),
+    "interleaved w16 c32 k512 lag3": interleaved(16, 32, 512, 3),
+    "interleaved w16 c64 k1024 lag1": interleaved(16, 64, 1024, 1),
+    "pipelined w32 c32 k1024": pipelined(32, 32, 1024),
+    "pipelined w32 c32 k2048": pipelined(32, 32, 2048),
+    "pipelined w32 c16 k512": pipelined(32, 16, 512),
+    "interleaved w32 c32 k1024 lag1": interleaved(32, 32, 1024, 1),
+    "staged w32 c32": staged(32, 32),
 }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json")
+    parser.add_argument("--only", help="comma-separated variant names (e.g. to profile with ncu)")
     args = parser.parse_args()
+    chosen = {n: k for n, k in VARIANTS.items() if not args.only or n in args.only.split(",")}
     import torch
     from gpu_suite import copy_bandwidth, cuda_time_ms
     from ktile.ops.rmsnorm.reference import rmsnorm as reference, tolerance
@@ -129,9 +306,16 @@ def main() -> int:
     want = reference(x[0, 0, :256].float().cpu().numpy(), w.float().cpu().numpy(), 1e-6, hk.bf16)
     ref_ms = cuda_time_ms(torch, lambda: torch.nn.functional.rms_norm(x, (4096,), w.reshape(-1), 1e-6))
     rows = {"copy_GBps": copy, "F.rms_norm_ms": ref_ms, "variants": {}}
-    for name, kernel in VARIANTS.items():
+    try:
+        baseline = triton_rmsnorm()
+        rows["triton_ms"] = cuda_time_ms(torch, lambda: baseline(x, w, o))
+    except Exception as exc:  # Triton absent or failing: the ktile variants still run
+        rows["triton_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    for name, kernel in chosen.items():
         try:
             constants = {} if name.startswith("loop") else {"WIDTH": 4096}
+            if name.startswith(("pipelined", "interleaved")):   # a persistent grid: one block per SM
+                constants["BLOCKS"] = torch.cuda.get_device_properties(0).multi_processor_count
             regs = kernel.build("sm_90a", **constants).resources.registers
             o.fill_(float("nan"))
             kernel(x, w, o, **constants)
@@ -143,6 +327,9 @@ def main() -> int:
             rows["variants"][name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     print(f"copy {copy:.0f} GB/s; F.rms_norm {ref_ms * 1e3:.1f} us "
           f"({moved / ref_ms / 1e6:.0f} GB/s)")
+    if "triton_ms" in rows:
+        print(f"Triton one-row-per-program {rows['triton_ms'] * 1e3:.1f} us "
+              f"({moved / rows['triton_ms'] / 1e6:.0f} GB/s)")
     for name, r in rows["variants"].items():
         if "error" in r:
             print(f"{name:<20} {r['error']}")
