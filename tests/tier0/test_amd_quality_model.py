@@ -201,3 +201,11 @@ def test_the_report_names_the_hot_loop_and_lists_its_mnemonics():
     assert "hot loop at 0x100 (depth 1; 1 loop in the kernel)" in lines[0]
     assert lines[-1].split() == ["hot", "loop", "ds_load_b128", "x1,",
                                  "v_wmma_f32_16x16x16_bf16", "x1"]
+
+
+def test_a_global_to_lds_copy_outside_the_hot_loop_lines_up_as_zero_in_it():
+    body = listing("buffer_load_dword v1, s[4:7], 0 offen lds",
+                   "ds_read_b128 v[0:3], v8", MFMA, "s_cbranch_scc0 -> 1", "s_endpgm")
+    lines = quality.mix_of(body, arch_info("gfx942")).report_lines()
+    [row] = [line for line in lines if "global->LDS" in line]
+    assert row.split() == ["global->LDS", "1", "0"]

@@ -78,3 +78,11 @@ def test_the_attention_hot_loop_is_the_key_loop_with_both_load_paths(target, cac
     # no LDS at all: K and V go from global memory straight to registers
     assert sum(hot.lds_reads.values()) == 0 and mix.narrow_lds_reads == 0, build.report()
     assert_no_spill(build)
+
+
+def test_a_report_whose_global_to_lds_copy_is_outside_the_hot_loop_renders(cache):
+    build = built("02_rmsnorm", "rmsnorm_staged", "gfx942", cache)
+    mix = build.quality.mix
+    assert mix.whole.lds_dma >= 1 and mix.hot_loop.lds_dma == 0, build.report()
+    [row] = [line for line in build.report().splitlines() if "global->LDS" in line]
+    assert row.split()[1:] == [str(mix.whole.lds_dma), "0"]

@@ -98,14 +98,15 @@ class Mix:
             return False
         return True
 
-    def rows(self) -> list[tuple[str, str]]:
-        """(what, count) rows of the report table."""
+    def rows(self, dma_row: bool = False) -> list[tuple[str, str]]:
+        """(what, count) rows of the report table; the global->LDS row where there are such
+        copies, or where `dma_row` asks for it (to line up with a column that has them)."""
         rows = [("instructions", str(self.instructions)), ("MMA", str(sum(self.mma.values()))),
                 ("LDS reads", _by_width(self.lds_reads)),
                 ("LDS writes", _by_width(self.lds_writes)),
                 ("global loads", _by_width(self.global_loads)),
                 ("global stores", _by_width(self.global_stores))]
-        if self.lds_dma:
+        if self.lds_dma or dma_row:
             rows.append(("global->LDS", str(self.lds_dma)))
         return rows + [("waits", str(self.waits)), ("barriers", str(self.barriers))]
 

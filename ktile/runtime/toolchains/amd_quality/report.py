@@ -33,7 +33,7 @@ class KernelMix:
         else:
             loops = f"{self.loops} loop{'s' * (self.loops != 1)} in the kernel"
             header = (f"hot loop at 0x{self.loop.header:x} (depth {self.loop.depth}; {loops})")
-            hot_rows = self.hot_loop.rows()
+            hot_rows = self.hot_loop.rows(dma_row=bool(self.whole.lds_dma))
         rows = self.whole.rows()
         width = max(len(count) for _, count in rows) + 3
         lines = [f"  {'instruction mix':<18}{'whole kernel':<{width}}{header}"]
