@@ -29,19 +29,27 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def cuda_time_ms(torch, step, warmup: int = 3, repeat: int = 20) -> float:
-    """Median of `repeat` timed runs, CUDA events around each."""
+def cuda_time_ms(torch, step, warmup: int = 3, repeat: int = 10, batch: int = 10) -> float:
+    """Device time per call: the median over `repeat` samples, each `batch` back-to-back calls
+    between two CUDA events, queued behind a short GPU sleep. One call between two events on
+    an idle GPU would also count the host's time to launch it (the GPU waits for the launch):
+    7-10 us on this host, a tenth of a 100-us kernel. Queued behind the sleep, the events and
+    launches all reach the GPU before it is free, so only device time is measured."""
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    sleep = getattr(torch.cuda, "_sleep", None)
     times = []
     for _ in range(repeat):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if sleep is not None:
+            sleep(2_000_000)               # ~1 ms of GPU clock cycles: time to queue the batch
         start.record()
-        step()
+        for _ in range(batch):
+            step()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / batch)
     return statistics.median(times)
 
 

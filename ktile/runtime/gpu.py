@@ -118,6 +118,7 @@ def _load(trace, device_index: int):
     found = _LOADED.get(key)
     if found is not None and found[0] is trace:
         return found[1], found[2]
+    _refuse_inside_capture(trace, device_index)
     from .build import build_trace
     module = LOADERS.get(trace.target.vendor)
     if module is None:
@@ -127,6 +128,20 @@ def _load(trace, device_index: int):
     loaded = loader.load(build_trace(trace), device_index)
     _LOADED[key] = (trace, loaded, loader)
     return loaded, loader
+
+
+def _refuse_inside_capture(trace, device_index: int) -> None:
+    """Building and loading a kernel cannot be captured into a CUDA graph: a kernel's first
+    call on a device (for a new trace: other constants, another target) must come before the
+    capture. Calls after it only launch, which a graph records."""
+    import torch
+    if not torch.cuda.is_current_stream_capturing():
+        return
+    raise InputError(f"the first call of kernel '{trace.name}' on GPU {device_index} is inside "
+                     f"a CUDA graph capture; building and loading the kernel cannot be captured",
+                     kernel=trace.name,
+                     hint="call it once with the same constants before capturing "
+                          "(torch.cuda.graphs' warm-up on a side stream does it)")
 
 
 def _kernel_strides(argument) -> tuple[int, ...]:

@@ -155,3 +155,57 @@ def test_cpu_cuda_mix_is_refused(add_op):
     a, b = rand((1, 1, 16, 64), 1), rand((1, 1, 16, 64), 2)
     with pytest.raises(hk.InputError, match="different devices: 'a' on cuda:0, 'b' on cpu"):
         add_op(a, b.cpu(), torch.empty_like(a))
+
+
+def test_kernel_first_call_inside_a_capture_is_refused():
+    """The same refusal for a kernel called directly (not through an op): its build and load
+    cannot be captured."""
+    x, w, o = rmsnorm_inputs(1, 16, 64)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(hk.InputError, match="inside a CUDA graph capture(.|\n)*call it once"):
+        with torch.cuda.graph(graph):
+            rmsnorm(x, w, o, eps=1e-2)                  # constants never built before
+
+
+# ---- the eager fast path -----------------------------------------------------------------
+
+def test_repeated_eager_calls_still_check_new_tensors(add_op):
+    """After the first call, an eager call goes straight to the kernel's fast path; a call with
+    other shapes, dtypes or devices still gets the full checks and their errors."""
+    a, b = rand((1, 1, 16, 64), 1), rand((1, 1, 16, 64), 2)
+    o = torch.empty_like(a)
+    add_op(a, b, o)
+    add_op(a, b, o)
+    assert torch.equal(o, torch_add(a, b))
+    with pytest.raises(hk.InputError, match="differ in shape"):
+        add_op(a, rand((1, 1, 32, 64), 3), o)
+    with pytest.raises(hk.InputError, match="must hold hk.bf16 elements, got float32"):
+        add_op(a.float(), b, o)
+    a2, b2 = rand((2, 1, 40, 100), 4), rand((2, 1, 40, 100), 5)
+    o2 = torch.empty_like(a2)
+    add_op(a2, b2, o2)                                  # a new signature: prepared, then run
+    assert torch.equal(o2, torch_add(a2, b2))
+
+
+def test_op_host_overhead_is_close_to_torch_add(add_op):
+    """A repeated eager call of the op costs at most 1.5x torch.add's on the same tensors."""
+    import time
+    a, b = rand((1, 1, 16, 64), 1), rand((1, 1, 16, 64), 2)
+    o = torch.empty_like(a)
+    add_op(a, b, o)
+
+    def per_call(fn, n=20000):
+        best = float("inf")
+        for _ in range(5):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter() - start) / n)
+        torch.cuda.synchronize()
+        return best
+    ours = per_call(lambda: add_op(a, b, o))
+    theirs = per_call(lambda: torch.add(a, b, out=o))
+    print(f"\nhost overhead per call: ktile op {ours * 1e6:.2f} us, torch.add {theirs * 1e6:.2f} us")
+    assert ours <= 1.5 * theirs + 1e-6
