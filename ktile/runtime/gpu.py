@@ -135,7 +135,7 @@ def _refuse_inside_capture(trace, device_index: int) -> None:
     call on a device (for a new trace: other constants, another target) must come before the
     capture. Calls after it only launch, which a graph records."""
     import torch
-    if not torch.cuda.is_current_stream_capturing():
+    if not torch.cuda.is_available() or not torch.cuda.is_current_stream_capturing():
         return
     raise InputError(f"the first call of kernel '{trace.name}' on GPU {device_index} is inside "
                      f"a CUDA graph capture; building and loading the kernel cannot be captured",
