@@ -1,0 +1,48 @@
+// ktile wave emulation of ktile/amd/rdna4/isa.hpp (gfx1201): the same facts, the waits and the
+// barrier as wave instructions of the emulated machine, and gfx12 WMMA 16x16x16 by its lane maps
+// (8 k per lane, no replication; ktile/emulation/matrix.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace kt::isa {
+
+constexpr int wave_size = 32;
+constexpr uint32_t buffer_config = 0x31004000u;
+constexpr int vm_max_count = 63, lds_max_count = 63;
+constexpr bool has_lds_dma = false;
+
+}  // namespace kt::isa
+
+#include "ktile/amd/common/isa_lanes.hpp"
+#include "ktile/amd/common/isa_memory.hpp"
+#include "ktile/emulation/matrix.hpp"
+
+namespace kt::isa {
+
+inline void wait_vm() { kt::emulation::wait_vm(); }
+inline void wait_lds() { kt::emulation::wait_lds(); }
+inline void barrier_instruction() { kt::emulation::block_barrier(); }
+
+template <class T> struct mma_operand { static constexpr bool exists = false; };
+template <> struct mma_operand<__bf16> { static constexpr bool exists = true; static constexpr int k = 16; };
+template <> struct mma_operand<_Float16> { static constexpr bool exists = true; static constexpr int k = 16; };
+template <> struct mma_operand<signed char> { static constexpr bool exists = true; static constexpr int k = 16; };
+template <> struct mma_operand<unsigned char> { static constexpr bool exists = true; static constexpr int k = 16; };  // fp8 e4m3fn
+
+// gfx12 WMMA: k = 8·(l / 16) + e; accumulator rows 8·(l / 16) + e (blocked).
+using kt::emulation::acc_order;
+inline void mma(vec<float, 8>& d, const vec<__bf16, 8>& a, const vec<__bf16, 8>& b) {
+  kt::emulation::multiply<acc_order::blocked, 16>("v_wmma_f32_16x16x16_bf16", d, a, b);
+}
+inline void mma(vec<float, 8>& d, const vec<_Float16, 8>& a, const vec<_Float16, 8>& b) {
+  kt::emulation::multiply<acc_order::blocked, 16>("v_wmma_f32_16x16x16_f16", d, a, b);
+}
+inline void mma(vec<int, 8>& d, const vec<signed char, 8>& a, const vec<signed char, 8>& b) {
+  kt::emulation::multiply<acc_order::blocked, 16>("v_wmma_i32_16x16x16_iu8", d, a, b);
+}
+inline void mma(vec<float, 8>& d, const vec<unsigned char, 8>& a, const vec<unsigned char, 8>& b) {
+  kt::emulation::multiply<acc_order::blocked, 16>("v_wmma_f32_16x16x16_fp8_fp8", d, a, b);
+}
+
+}  // namespace kt::isa
