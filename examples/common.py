@@ -66,6 +66,9 @@ def example_main(namespace: dict) -> None:
     parser.add_argument("--target", choices=targets.NAMES, help="target arch (default: gfx1100)")
     parser.add_argument("--interpret", action="store_true",
                         help="run on the CPU interpreter even where a GPU is present")
+    parser.add_argument("--emulate", action="store_true",
+                        help="run under wave emulation of --target (an AMD one, default gfx1100): "
+                             "its generated C++ compiled for this CPU, ISA preconditions checked")
     parser.add_argument("--build", action="store_true",
                         help="compile for --target (default: every target with a toolchain here), "
                              "run the resource gates and print the reports; no GPU needed")
@@ -77,8 +80,10 @@ def example_main(namespace: dict) -> None:
             trace = kernel.trace(args.target, **constants)
             print(trace.dump() if args.dump == "ir" else trace.source())
         return
-    device = "cpu" if args.interpret or not gpu_present() else "cuda"
-    backend = "interpret" if device == "cpu" else "auto"
+    if args.emulate and args.target and targets.get(args.target).vendor != "amd":
+        parser.error(f"--emulate runs AMD targets; {args.target} is not one")
+    device = "cpu" if args.interpret or args.emulate or not gpu_present() else "cuda"
+    backend = "emulate" if args.emulate else "interpret" if device == "cpu" else "auto"
     results = run_cases(module, backend, args.target, device)
     width = max(len(r.case) for r in results)
     for r in results:
@@ -88,15 +93,19 @@ def example_main(namespace: dict) -> None:
         if r.detail:
             print(r.detail)
     failed = [r for r in results if not r.ok]
-    where = "interpreter" if device == "cpu" else "GPU"
+    where = "wave emulation" if args.emulate else "interpreter" if device == "cpu" else "GPU"
     print(f"{len(results) - len(failed)} of {len(results)} cases match the reference "
           f"({where}, target {args.target or ('sm_90a' if device == 'cuda' else ktile.config.default_target())})")
     sys.exit(1 if failed else 0)
 
 
 def runner(kernel, backend: str, device: str = "cpu"):
-    """The kernel's call for this backend (`interpret` forces the CPU interpreter). With a GPU
-    device, the (CPU) tensors are copied there for the call and the results copied back."""
+    """The kernel's call for this backend (`interpret` forces the CPU interpreter, `emulate` runs
+    wave emulation of the call's AMD target). With a GPU device, the (CPU) tensors are copied
+    there for the call and the results copied back."""
+    if backend == "emulate":
+        from ktile.emulate import emulate
+        return lambda *tensors, **options: emulate(kernel, *tensors, **options)
     call = kernel.interpret if backend == "interpret" else kernel
     if device == "cpu":
         return call
