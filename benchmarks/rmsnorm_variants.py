@@ -142,7 +142,7 @@ def split(warps, cols, shared):
     return rmsnorm_split
 
 
-def pipelined(warps: int, cols: int, chunk: int):
+def pipelined(warps: int, cols: int, chunk: int, per_chunk_waits: bool = False):
     """x read once into shared memory, by a persistent grid: each block loops over 16-row
     blocks; the rows sit in shared memory as column chunks, and as soon as every warp has read
     chunk j for the store, the next row block's chunk j is copied into it — so the loads of
@@ -161,10 +161,14 @@ def pipelined(warps: int, cols: int, chunk: int):
             for j, buf in enumerate(bufs):
                 hk.group.load(buf, x[hk.tile_coord(b, 0, first, j)])
         for rb in range(first, blocks, BLOCKS):
-            hk.wait_for(*bufs)
-            hk.barrier()
+            if not per_chunk_waits:
+                hk.wait_for(*bufs)
+                hk.barrier()
             squares = hk.zeros(hk.RV(hk.fp32, 16))
             for buf in bufs:
+                if per_chunk_waits:               # reduce chunk j while the later ones land
+                    hk.wait_for(buf)
+                    hk.barrier()
                 for i in range(per_chunk):
                     xs = buf.load(t, col=warp + i * warps)
                     hk.wait_for(xs)
@@ -244,6 +248,135 @@ def interleaved(warps: int, cols: int, chunk: int, lag: int = 2):
     return rmsnorm_interleaved
 
 
+def chunked(warps: int, cols: int, chunk: int, early_w: bool = False):
+    """The staged kernel with the row block copied in column chunks, each waited for just
+    before its reduction: the first chunks are summed while the later ones are in flight."""
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=warps)
+    def rmsnorm_chunked(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                        WIDTH: hk.Constexpr[int] = 4096, eps: hk.Constexpr[float] = 1e-6):
+        b, r, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        per_chunk = chunk // (cols * warps)
+        tiles_in_chunk = chunk // cols
+        bufs = [hk.shared(hk.ST(hk.bf16, 16, chunk)) for _ in range(WIDTH // chunk)]
+        for j, buf in enumerate(bufs):
+            hk.group.load(buf, x[hk.tile_coord(b, 0, r, j)])
+        t = hk.RT(hk.bf16, 16, cols)
+        weights = {}
+        if early_w:   # the weights' loads issued now, their latency hidden behind the copies
+            for j in range(len(bufs)):
+                for i in range(per_chunk):
+                    c = j * tiles_in_chunk + warp + i * warps
+                    weights[j, i] = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col"))
+        squares = hk.zeros(hk.RV(hk.fp32, 16))
+        for buf in bufs:
+            hk.wait_for(buf)
+            hk.barrier()
+            for i in range(per_chunk):
+                xs = buf.load(t, col=warp + i * warps)
+                hk.wait_for(xs)
+                xf = xs.to(hk.fp32)
+                squares += hk.row_sum(xf * xf)
+        inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+        for j, buf in enumerate(bufs):
+            for i in range(per_chunk):
+                xs = buf.load(t, col=warp + i * warps)
+                hk.wait_for(xs)
+                c = j * tiles_in_chunk + warp + i * warps
+                wb = weights[j, i] if early_w else \
+                    w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col"))
+                o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * wb.to(hk.fp32)).to(hk.bf16)
+    return rmsnorm_chunked
+
+
+def streamed(warps: int, cols: int, chunk: int, ring: int = 3):
+    """x read twice, the second time from L2: each pass streams the row block through a ring of
+    `ring` column-chunk buffers in shared memory (chunk j + ring - 1 copied while chunk j is
+    used), so a block holds only the ring (not the 128 KB row block) and several blocks share
+    an SM; the bytes from DRAM are still x once and o once when the re-read hits L2."""
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=warps)
+    def rmsnorm_streamed(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                         WIDTH: hk.Constexpr[int] = 4096, eps: hk.Constexpr[float] = 1e-6):
+        b, r, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        per_chunk = chunk // (cols * warps)
+        tiles_in_chunk = chunk // cols
+        chunks = WIDTH // chunk
+        bufs = [hk.shared(hk.ST(hk.bf16, 16, chunk)) for _ in range(ring)]
+        t = hk.RT(hk.bf16, 16, cols)
+
+        def stream(use):
+            for j in range(min(ring - 1, chunks)):
+                hk.group.load(bufs[j % ring], x[hk.tile_coord(b, 0, r, j)])
+            for j in range(chunks):
+                buf = bufs[j % ring]
+                hk.wait_for(buf)
+                hk.barrier()                  # chunk j landed; every warp is done with j - 1
+                if j + ring - 1 < chunks:
+                    hk.group.load(bufs[(j + ring - 1) % ring],
+                                  x[hk.tile_coord(b, 0, r, j + ring - 1)])
+                for i in range(per_chunk):
+                    xs = buf.load(t, col=warp + i * warps)
+                    hk.wait_for(xs)
+                    use(j * tiles_in_chunk + warp + i * warps, xs)
+
+        squares = [hk.zeros(hk.RV(hk.fp32, 16))]
+
+        def accumulate(c, xs):
+            xf = xs.to(hk.fp32)
+            squares[0] = squares[0] + hk.row_sum(xf * xf)
+        stream(accumulate)
+        inv = hk.rsqrt(hk.group.sum(squares[0]) / hk.to_float(x.cols) + eps)
+
+        def normalize(c, xs):
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+        stream(normalize)
+    return rmsnorm_streamed
+
+
+def held(warps: int, cols: int, halves: bool = False):
+    """A persistent grid; each row block is copied into shared memory and read from there once,
+    into registers, where it stays for the store pass; as soon as every warp holds its tiles,
+    the next row block is copied into the same shared tile, under this one's store pass."""
+    @hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=warps)
+    def rmsnorm_held(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                     WIDTH: hk.Constexpr[int] = 4096, BLOCKS: hk.Constexpr[int] = 132,
+                     eps: hk.Constexpr[float] = 1e-6):
+        b, first, warp = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id
+        blocks = hk.cdiv(x.rows, 16)
+        parts = 2 if halves else 1        # halves: the first half is read while the second lands
+        bufs = [hk.shared(hk.ST(hk.bf16, 16, WIDTH // parts)) for _ in range(parts)]
+        t = hk.RT(hk.bf16, 16, cols)
+        columns = [warp + i * warps for i in range(WIDTH // (cols * warps))]
+        per_part = len(columns) // parts
+        if first < blocks:
+            for j, buf in enumerate(bufs):
+                hk.group.load(buf, x[hk.tile_coord(b, 0, first, j)])
+        for rb in range(first, blocks, BLOCKS):
+            tiles = []
+            for j, buf in enumerate(bufs):
+                hk.wait_for(buf)
+                hk.barrier()
+                part = [buf.load(t, col=warp + i * warps) for i in range(per_part)]
+                hk.wait_for(*part)
+                tiles += part
+            squares = hk.zeros(hk.RV(hk.fp32, 16))
+            for xs in tiles:
+                xf = xs.to(hk.fp32)
+                squares += hk.row_sum(xf * xf)
+            inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+            hk.barrier()                              # every warp holds its tiles
+            hk.wait_for(*tiles)   # binds the bf16 tiles again: their fp32 copies are not kept
+            nxt = rb + BLOCKS
+            if nxt < blocks:
+                for j, buf in enumerate(bufs):
+                    hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
+            for c, xs in zip(columns, tiles):
+                ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+                o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+        hk.wait_for(*bufs)
+    return rmsnorm_held
+
+
 def triton_rmsnorm():
     """A baseline outside ktile: one Triton program per row, the whole row in registers."""
     import triton
@@ -286,6 +419,20 @@ VARIANTS = {
     "pipelined w32 c16 k512": pipelined(32, 16, 512),
     "interleaved w32 c32 k1024 lag1": interleaved(32, 32, 1024, 1),
     "staged w32 c32": staged(32, 32),
+    "chunked w16 c128 k2048": chunked(16, 128, 2048),
+    "chunked w16 c64 k1024": chunked(16, 64, 1024),
+    "chunked w8 c128 k1024": chunked(8, 128, 1024),
+    "pipelined waits w16 c64 k1024": pipelined(16, 64, 1024, per_chunk_waits=True),
+    "chunked early-w w16 c128 k2048": chunked(16, 128, 2048, early_w=True),
+    "chunked early-w w16 c64 k1024": chunked(16, 64, 1024, early_w=True),
+    "streamed w8 c64 k512 r3": streamed(8, 64, 512, 3),
+    "streamed w4 c64 k256 r4": streamed(4, 64, 256, 4),
+    "streamed w8 c64 k512 r4": streamed(8, 64, 512, 4),
+    "streamed w16 c64 k1024 r3": streamed(16, 64, 1024, 3),
+    "held w16 c64": held(16, 64),
+    "held w16 c128": held(16, 128),
+    "held halves w16 c128": held(16, 128, halves=True),
+    "held halves w16 c64": held(16, 64, halves=True),
 }
 
 
@@ -314,7 +461,7 @@ def main() -> int:
     for name, kernel in chosen.items():
         try:
             constants = {} if name.startswith("loop") else {"WIDTH": 4096}
-            if name.startswith(("pipelined", "interleaved")):   # a persistent grid: one block per SM
+            if name.startswith(("pipelined", "interleaved", "held")):   # a persistent grid: one block per SM
                 constants["BLOCKS"] = torch.cuda.get_device_properties(0).multi_processor_count
             regs = kernel.build("sm_90a", **constants).resources.registers
             o.fill_(float("nan"))

@@ -1,4 +1,7 @@
-"""02 RMSNorm: a runtime loop over column tiles, a row reduction, a cross-warp combine, broadcasts."""
+"""02 RMSNorm: a runtime loop over column tiles, a row reduction, a cross-warp combine, broadcasts.
+`rmsnorm` reads x twice from global memory; `rmsnorm_staged` stages it in shared memory once;
+`rmsnorm_persistent` is the fast one on the H200 (docs/performance.md): a persistent grid that
+copies the next row block while it stores this one."""
 import ktile as hk
 
 from common import example_main, max_abs_error, runner, torch_rand
@@ -52,18 +55,55 @@ def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk
         o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv_rms * ws).to(hk.bf16)
 
 
+@hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=16)
+def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
+                       WIDTH: hk.Constexpr[int] = 1024, COLS: hk.Constexpr[int] = 64,
+                       BLOCKS: hk.Constexpr[int] = 132, eps: hk.Constexpr[float] = 1e-6):
+    """A persistent grid of BLOCKS blocks (one per SM: 132 on the H200), each looping over
+    16-row blocks. A row block is copied into shared memory and read from there once, into
+    registers, where it stays for the store pass; once every warp holds its tiles, the next row
+    block is copied into the same shared tile while this one is normalised and stored. WIDTH
+    (a multiple of COLS × 16, at least the row length) is what each block holds."""
+    b, first, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
+    blocks = hk.cdiv(x.rows, 16)
+    rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
+    t = hk.RT(hk.bf16, 16, COLS)
+    columns = [warp + i * warps for i in range(WIDTH // (COLS * warps))]   # unrolled in Python
+    if first < blocks:
+        hk.group.load(rows, x[hk.tile_coord(b, 0, first, 0)])
+    for r in range(first, blocks, BLOCKS):
+        hk.wait_for(rows)
+        hk.barrier()
+        tiles = [rows.load(t, col=c) for c in columns]
+        hk.wait_for(*tiles)
+        squares = hk.zeros(hk.RV(hk.fp32, 16))
+        for xs in tiles:
+            xf = xs.to(hk.fp32)
+            squares += hk.row_sum(xf * xf)
+        inv_rms = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
+        hk.barrier()                  # every warp holds its tiles: the shared tile is free
+        hk.wait_for(*tiles)           # (binds them again, so their fp32 copies are not kept)
+        if r + BLOCKS < blocks:
+            hk.group.load(rows, x[hk.tile_coord(b, 0, r + BLOCKS, 0)])
+        for c, xs in zip(columns, tiles):
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, COLS, "col")).to(hk.fp32)
+            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv_rms * ws).to(hk.bf16)
+    hk.wait_for(rows)
+
+
 def staged_width(cols: int) -> int:
     """WIDTH for rows `cols` wide: whole 64-column tiles for each of the 16 warps. (Rows of 4096
     take 128 KB of shared memory: sm_90a and gfx950 have it, gfx1100 does not.)"""
     return -(-cols // 1024) * 1024
 
 
-KERNELS = [(rmsnorm, {}), (rmsnorm_staged, {})]
+KERNELS = [(rmsnorm, {}), (rmsnorm_staged, {}), (rmsnorm_persistent, {})]
 CASES = [(1, 16, 64), (2, 40, 256), (1, 21, 300), (3, 7, 1000)]
 
 
 def run_case(shape, backend="interpret", target=None, device="cpu"):
-    """Both kernels against the reference; the larger error counts."""
+    """The three kernels against the reference; the largest error counts. The persistent one
+    runs with 2 blocks, so that a block loops over several row blocks."""
     import torch
     from ktile.ops.rmsnorm.reference import rmsnorm as reference, tolerance
     batch, rows, cols = shape
@@ -71,7 +111,9 @@ def run_case(shape, backend="interpret", target=None, device="cpu"):
     w = torch_rand((1, 1, 1, cols), torch.bfloat16, 4)
     want = reference(x.float().numpy(), w.float().numpy(), 1e-6, hk.bf16)
     errors = []
-    for kernel, constants in ((rmsnorm, {}), (rmsnorm_staged, {"WIDTH": staged_width(cols)})):
+    width = staged_width(cols)
+    for kernel, constants in ((rmsnorm, {}), (rmsnorm_staged, {"WIDTH": width}),
+                              (rmsnorm_persistent, {"WIDTH": width, "BLOCKS": 2})):
         o = torch.full_like(x, float("nan"))
         runner(kernel, backend, device)(x, w, o, target=target, **constants)
         errors.append(max_abs_error(o.float().numpy(), want))

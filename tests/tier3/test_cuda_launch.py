@@ -98,6 +98,35 @@ def test_more_than_48_kib_of_dynamic_shared_memory(row_floats):
     torch.testing.assert_close(y, x.flip(-1), rtol=0, atol=0)
 
 
+# the same, with 1 KiB of static shared memory beside the dynamic row
+REVERSE_STATIC = GL + """
+extern "C" __global__ void reverse_rows_static(kt::gl<float> x, kt::gl<float> y) {
+  extern __shared__ float row[];
+  __shared__ float first[256];
+  const int64_t n = x.extent[3], r = blockIdx.x;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) row[i] = x.data[r * x.stride[2] + i];
+  if (threadIdx.x < 256) first[threadIdx.x] = row[threadIdx.x];
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    y.data[r * y.stride[2] + i] = i >= n - 256 ? first[n - 1 - i] : row[n - 1 - i];
+}
+"""
+
+
+def test_48_kib_dynamic_beside_static_shared_memory():
+    """The 48 KiB a launch gets without opting in counts static and dynamic shared memory
+    together: exactly 48 KiB dynamic beside 1 KiB static needs the opt-in (a launch without
+    it fails with CUDA_ERROR_INVALID_VALUE, seen on the H200 2026-11-29)."""
+    floats = 12 * 1024
+    x = torch.randn(1, 1, 3, floats, device="cuda")
+    y = torch.empty_like(x)
+    built = build_source(REVERSE_STATIC, SM90A, "reverse_rows_static", warps=8,
+                         lds_bytes=4 * floats)
+    assert built.resources.shared_dynamic == 48 * 1024 and built.resources.shared_static == 1024
+    launch_hand_written(built, [x, y], (3, 1, 1))
+    torch.testing.assert_close(y, x.flip(-1), rtol=0, atol=0)
+
+
 def test_driver_failure_names_the_call():
     built = build_source(REVERSE, SM90A, "reverse_rows", warps=8, lds_bytes=300 * 1024)
     from ktile.runtime.loaders import cuda

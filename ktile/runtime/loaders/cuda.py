@@ -17,7 +17,8 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_uint, c_void_p
 from ...errors import KernelError
 
 MAX_GRID = (2**31 - 1, 65535, 65535)     # blocks per grid dimension (x, y, z)
-DEFAULT_DYNAMIC_SHARED = 48 * 1024        # more needs the function attribute below
+DEFAULT_SHARED = 48 * 1024                # static + dynamic above this needs the attribute below
+CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1     # the function's static shared memory
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CUDA_ERROR_INVALID_CONTEXT = 201
 
@@ -30,6 +31,7 @@ _SIGNATURES = {
     "cuModuleLoadData": (POINTER(c_void_p), c_char_p),
     "cuModuleGetFunction": (POINTER(c_void_p), c_void_p, c_char_p),
     "cuFuncSetAttribute": (c_void_p, c_int, c_int),
+    "cuFuncGetAttribute": (POINTER(c_int), c_int, c_void_p),
     "cuLaunchKernel": (c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
                        c_void_p, POINTER(c_void_p), POINTER(c_void_p)),
     "cuGetErrorName": (c_int, POINTER(c_char_p)),
@@ -104,7 +106,12 @@ class CudaKernel:
         lib.check(lib.cuModuleLoadData(byref(module), code), "cuModuleLoadData", self.name)
         lib.check(lib.cuModuleGetFunction(byref(function), module, self.name.encode()),
                   f"cuModuleGetFunction('{self.name}')", self.name)
-        if self.shared_bytes > DEFAULT_DYNAMIC_SHARED:
+        static = c_int()
+        lib.check(lib.cuFuncGetAttribute(byref(static), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                         function), "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
+                  self.name)
+        # the 48 KiB a launch may use without opting in counts static and dynamic together
+        if static.value + self.shared_bytes > DEFAULT_SHARED:
             lib.check(lib.cuFuncSetAttribute(function,
                                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              self.shared_bytes),
