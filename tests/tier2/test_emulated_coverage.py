@@ -27,26 +27,29 @@ def _zeros(rows, cols, dtype=torch.float32):
     return torch.zeros((1, 1, rows, cols), dtype=dtype)
 
 
-def _cases(target: str):
-    """(kernel, its tensors, constants, largest relative difference allowed: 0 = bit for bit)."""
+def _cases(target: str) -> dict:
+    """kernel name -> (its tensors, constants, the largest relative difference: 0 = bit for bit)."""
     bf16, fp16, fp32, i32 = torch.bfloat16, torch.float16, torch.float32, torch.int32
     i8 = torch.randint(-100, 100, (1, 1, 64, 128), dtype=torch.int8,
                        generator=torch.Generator().manual_seed(4))
     rows = [3, -1, 7, 49, 50, 0, 12, 8, *range(20, 44)]   # -1 and 50 are outside x
-    yield (kernels.elementwise, [_rand((1, 1, 32, 32), fp32, 1), _zeros(64, 32).fill_(float("nan")),
-                                 _zeros(64, 32, bf16), _zeros(64, 32, i32)], {}, 1e-5)
-    yield (kernels.reductions, [_rand((1, 1, 32, 32), fp32, 2), _zeros(48, 32)], {}, 1e-5)
-    yield (kernels.matrix_products, [_rand((1, 1, 64, 64), bf16, 3), _rand((1, 1, 64, 64), fp16, 5),
-                                     i8, _zeros(64, 32), _zeros(32, 32, i32)],
-           {"K": _mma_k(target, "bf16"), "KI": _mma_k(target, "i8")}, 1e-4)
-    yield (kernels.shared_tiles, [_rand((1, 1, 32, 64), bf16, 6), _rand((1, 1, 1, 64), fp32, 7),
-                                  _zeros(64, 64, bf16), _zeros(2, 64)], {}, 0)
-    yield (kernels.gathered_rows, [_rand((1, 1, 50, 64), bf16, 8),
-                                   torch.tensor([[[rows]]], dtype=i32), _zeros(50, 64, bf16)], {}, 0)
+    cases = {
+        "elementwise": ([_rand((1, 1, 32, 32), fp32, 1), _zeros(64, 32).fill_(float("nan")),
+                         _zeros(64, 32, bf16), _zeros(64, 32, i32)], {}, 1e-5),
+        "reductions": ([_rand((1, 1, 32, 32), fp32, 2), _zeros(48, 32)], {}, 1e-5),
+        "matrix_products": ([_rand((1, 1, 64, 64), bf16, 3), _rand((1, 1, 64, 64), fp16, 5), i8,
+                             _zeros(64, 32), _zeros(32, 32, i32)],
+                            {"K": _mma_k(target, "bf16"), "KI": _mma_k(target, "i8")}, 1e-4),
+        "shared_tiles": ([_rand((1, 1, 32, 64), bf16, 6), _rand((1, 1, 1, 64), fp32, 7),
+                          _zeros(64, 64, bf16), _zeros(2, 64)], {}, 0),
+        "gathered_rows": ([_rand((1, 1, 50, 64), bf16, 8), torch.tensor([[[rows]]], dtype=i32),
+                           _zeros(50, 64, bf16)], {}, 0),
+    }
     if targets.get(target).mma_shape_for("fp8") is not None:
         k = _mma_k(target, "fp8")
-        yield (kernels.fp8_product, [_rand((1, 1, 64, k), fp32, 9, 30.0), _zeros(64, max(32, k))],
-               {"K": k}, 1e-5)
+        cases["fp8_product"] = ([_rand((1, 1, 64, k), fp32, 9, 30.0), _zeros(64, max(32, k))],
+                                {"K": k}, 1e-5)
+    return cases
 
 
 def _relative_difference(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -57,14 +60,19 @@ def _relative_difference(got: torch.Tensor, want: torch.Tensor) -> float:
     return float((diff / np.maximum(1.0, np.abs(np.nan_to_num(w)))).max())
 
 
-@pytest.mark.parametrize("target", AMD)
-def test_coverage_kernels_agree_with_the_interpreter(target):
-    for kernel, tensors, constants, tolerance in _cases(target):
-        want = [t.clone() for t in tensors]
-        kernel.interpret(*want, target=target, **constants)
-        got = [t.clone() for t in tensors]
-        emulate(kernel, *got, target=target, **constants)
-        for index, (g, w) in enumerate(zip(got, want)):
-            difference = _relative_difference(g, w)
-            assert difference <= tolerance, \
-                f"{kernel.name} argument {index} on {target}: {difference:.3g}"
+KERNELS = ("elementwise", "reductions", "matrix_products", "shared_tiles", "gathered_rows")
+RUNS = [(t, k) for t in AMD for k in KERNELS] + \
+    [(t, "fp8_product") for t in AMD if targets.get(t).mma_shape_for("fp8") is not None]
+
+
+@pytest.mark.parametrize("target, name", RUNS)
+def test_coverage_kernel_agrees_with_the_interpreter(target, name):
+    kernel = getattr(kernels, name)
+    tensors, constants, tolerance = _cases(target)[name]
+    want = [t.clone() for t in tensors]
+    kernel.interpret(*want, target=target, **constants)
+    got = [t.clone() for t in tensors]
+    emulate(kernel, *got, target=target, **constants)
+    for index, (g, w) in enumerate(zip(got, want)):
+        difference = _relative_difference(g, w)
+        assert difference <= tolerance, f"{name} argument {index} on {target}: {difference:.3g}"
