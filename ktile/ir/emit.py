@@ -174,6 +174,9 @@ class Builder:
     def mma(self, a: SSAValue, b: SSAValue, acc: SSAValue, variant: str) -> SSAValue:
         return self.insert(kt.MmaOp(a, b, acc, variant)).result
 
+    def mma_shared(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+        return self.insert(kt.MmaSharedOp(a, b, acc)).result
+
     def unary(self, fn: str, x: SSAValue) -> SSAValue:
         return self.insert(kt.UnaryOp(fn, x)).result
 

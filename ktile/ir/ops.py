@@ -328,6 +328,32 @@ class MmaOp(KtOp):
                                   f"product is {(m, n)}")
 
 
+@irdl_op_definition
+class MmaSharedOp(KtOp):
+    """acc + a · bᵀ, accumulating in fp32, with `b` read from a shared tile: a is this warp's
+    M×K register tile (row layout), b the block's N×K shared tile (K contiguous), read whole.
+    Each warp multiplies its own a by the same b; every warp of the block executes the op
+    together (on sm_90a a warpgroup's four warps issue one `wgmma` over their stacked a rows),
+    so `verify` refuses it under warp-dependent control flow."""
+    name = "kt.mma_shared"
+    a = operand_def(RegTileType)
+    b = operand_def(SharedTileType)
+    acc = operand_def(RegTileType)
+    result = result_def(RegTileType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue):
+        super().__init__(operands=[a, b, acc], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        (m, k), (n, kb) = self.a.type.shape, self.b.type.shape
+        if k != kb:
+            raise VerifyException(f"kt.mma_shared: a is {m}x{k} but the shared b is {n}x{kb}: "
+                                  f"their K (columns) differ")
+        if self.acc.type.shape != (m, n):
+            raise VerifyException(f"kt.mma_shared: accumulator is {self.acc.type.shape}, "
+                                  f"product is {(m, n)}")
+
+
 def mma_dims(variant: str, a: tuple[int, int], b: tuple[int, int]):
     """(M, N, K) of an MMA variant, K None when the inner dimensions differ."""
     am, ak = (a[1], a[0]) if variant.startswith("At") else a
@@ -488,5 +514,5 @@ def _check_coords(op: IRDLOperation, coords) -> None:
 
 
 OPS = [BlockIdxOp, WarpIdOp, ExtentOp, LoadOp, StoreOp, GatherOp, ScatterOp, AllocOp,
-       CopyAsyncOp, LdsLoadOp, LdsStoreOp, WaitForOp, BarrierOp, MmaOp, UnaryOp, BinaryOp,
-       SelectOp, CastOp, ReduceOp, BlockReduceOp, FillOp, IotaOp, CausalMaskOp, RandOp]
+       CopyAsyncOp, LdsLoadOp, LdsStoreOp, WaitForOp, BarrierOp, MmaOp, MmaSharedOp, UnaryOp,
+       BinaryOp, SelectOp, CastOp, ReduceOp, BlockReduceOp, FillOp, IotaOp, CausalMaskOp, RandOp]

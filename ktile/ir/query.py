@@ -61,5 +61,6 @@ def error_at(op: Operation, message: str, *, hint: str | None = None,
 def user_op_name(op: Operation) -> str:
     """How the kernel author calls this op."""
     return {"kt.lds_load": "shared load", "kt.copy_async": "group load", "kt.mma": "mma",
+            "kt.mma_shared": "mma from shared",
             "kt.wait_for": "wait_for", "kt.barrier": "barrier", "kt.alloc": "shared",
             "kt.block_reduce": "group reduce"}.get(op.name, op.name.removeprefix("kt."))

@@ -63,6 +63,12 @@ class _Arch:
     def wave_size(self) -> int:
         return tracer.current().target.wave_size
 
+    @property
+    def shared_bytes(self) -> int:
+        """The target's shared memory per block in bytes, a Python int while tracing (to size
+        staging buffers per target)."""
+        return tracer.current().target.lds_bytes
+
     @staticmethod
     def barrier() -> None:
         barrier()

@@ -53,6 +53,14 @@ class SharedTile(Value):
         v = _b().lds_load(self.v, row_s.v, col_s.v, ty)
         return Vec(v) if isinstance(desc, RV) else Tile(v)
 
+    @property
+    def T(self):
+        """`s.T`, only as the right operand of `@`: `acc += a @ s.T` multiplies this warp's
+        register tile a by the shared tile's transpose (an MMA reading B from shared memory;
+        on sm_90a a warpgroup `wgmma`)."""
+        from .tiles import Transposed
+        return Transposed(self)
+
     def store(self, value: Tile | Vec) -> None:
         """Registers → shared; other warps see it after `hk.barrier()`."""
         if not isinstance(value, (Tile, Vec)):

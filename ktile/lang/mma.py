@@ -1,9 +1,11 @@
-"""Matrix multiply-accumulate on register tiles: `hk.mma` and its four variants."""
+"""Matrix multiply-accumulate on register tiles: `hk.mma` and its four variants, and the MMA
+whose B operand is a shared tile (`acc += a @ s.T`)."""
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.ops import MMA_VARIANTS, mma_dims
 from . import tracer
+from .memory import SharedTile
 from .tiles import Tile
 from .values import describe
 
@@ -18,6 +20,8 @@ def mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
     if variant not in MMA_VARIANTS:
         raise tracer.error(f"unknown MMA variant {variant!r}", op="mma",
                            hint=f"use one of {', '.join(MMA_VARIANTS)}")
+    if isinstance(b, SharedTile):
+        return mma_shared(a, b, acc, variant)
     for name, t in (("a", a), ("b", b), ("acc", acc)):
         if not isinstance(t, Tile):
             raise tracer.error(f"mma operand {name} must be a register tile, got {describe(t)}",
@@ -50,6 +54,44 @@ def mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
 def _variant_hint(a_layout: str, b_layout: str) -> str:
     variant = ("A" if a_layout == "row" else "At") + ("Bt" if b_layout == "row" else "B")
     return f"with these layouts use variant {variant} (or load the tiles in the layouts above)"
+
+
+def mma_shared(a: Tile, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
+    """acc + a·bᵀ with b a shared N×K tile read whole: each warp multiplies its own a (M×K,
+    row layout) by the block's b. Every warp of the block must execute it (sm_90a: wgmma)."""
+    if variant != "ABt":
+        raise tracer.error(
+            f"an mma reads its b operand from a shared tile only as `a @ s.T` (variant ABt, "
+            f"the shared tile holding B as N×K), not as variant {variant}", op="mma from shared",
+            hint="keep B transposed (N rows × K columns) in the shared tile and write "
+                 "`acc += a @ s.T`, or load it into registers with s.load(...) for the other "
+                 "variants")
+    if b.is_vector:
+        raise tracer.error("an mma reads a shared tile, not a shared vector",
+                           op="mma from shared")
+    for name, t in (("a", a), ("acc", acc)):
+        if not isinstance(t, Tile):
+            raise tracer.error(f"mma operand {name} must be a register tile, got {describe(t)}",
+                               op="mma from shared")
+    (n, kb), (m, k) = b.ty.shape, a.shape
+    if a.dtype != b.dtype:
+        raise tracer.error(f"mma operands differ in dtype: a is {a.dtype!r}, the shared b is "
+                           f"{b.dtype!r}", op="mma from shared", hint="convert one with .to(...)")
+    if acc.dtype not in (dtypes.fp32, dtypes.i32):
+        raise tracer.error(f"mma accumulates into fp32 (or i32 for i8), got {acc.dtype!r}",
+                           op="mma from shared",
+                           hint=f"start the accumulator with hk.zeros(hk.RT(hk.fp32, {m}, {n}))")
+    if k != kb:
+        raise tracer.error(f"`a @ s.T`: a is {m}x{k} but the shared tile is {n}x{kb}: their "
+                           f"columns (K) differ", op="mma from shared",
+                           hint="the shared tile holds B as N×K: give it as many columns as a")
+    if acc.shape != (m, n):
+        raise tracer.error(f"`a @ s.T`: the accumulator is {acc.rows}x{acc.cols} but the product "
+                           f"is {m}x{n}", op="mma from shared")
+    if a.layout != "row":
+        raise tracer.error("`a @ s.T` reads a in row layout, got col", op="mma from shared",
+                           hint="load a as hk.RT(..., layout=\"row\")")
+    return Tile(_b().mma_shared(a.v, b.v, acc.v))
 
 
 def mma_AB(a, b, acc): return mma(a, b, acc, "AB")

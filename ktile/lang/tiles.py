@@ -208,7 +208,7 @@ def reduce_vec(v: Vec, kind: str) -> Scalar:
 
 
 class Transposed:
-    """`tile.T`: only meaningful as an MMA operand."""
+    """`tile.T` (or `shared_tile.T`): only meaningful as an MMA operand."""
 
     def __init__(self, tile: Tile):
         self.tile = tile
@@ -229,12 +229,14 @@ class MatMul:
 
     @staticmethod
     def of(left, right) -> "MatMul":
+        from .memory import SharedTile
         ta = isinstance(left, Transposed)
         tb = isinstance(right, Transposed)
         a = left.tile if ta else left
         b = right.tile if tb else right
-        if not isinstance(a, Tile) or not isinstance(b, Tile):
-            raise tracer.error(f"`@` multiplies register tiles, got {describe(a)} and {describe(b)}")
+        if not isinstance(a, Tile) or not isinstance(b, (Tile, SharedTile)):
+            raise tracer.error(f"`@` multiplies register tiles (b may be a shared tile, as "
+                               f"`a @ s.T`), got {describe(a)} and {describe(b)}")
         variant = ("At" if ta else "A") + ("Bt" if tb else "B")
         return MatMul(a, b, variant)
 
@@ -246,7 +248,9 @@ class MatMul:
         from .elementwise import zeros
         from .mma import mma
         from ..ir.ops import mma_dims
-        m, n, _ = mma_dims(self.variant, self.a.shape, self.b.shape)
+        from .memory import SharedTile
+        b_shape = self.b.ty.shape if isinstance(self.b, SharedTile) else self.b.shape
+        m, n, _ = mma_dims(self.variant, self.a.shape, b_shape)
         acc = zeros(RT(dtypes.fp32, m, n))
         return mma(self.a, self.b, acc, variant=self.variant)
 
