@@ -1,6 +1,7 @@
 """lds-alloc: every shared tile and vector has its place in the block's shared memory.
 
-Invariant established: each kt.alloc has an `offset` property (bytes, 16-byte aligned,
+Invariant established: each kt.alloc has an `offset` property (bytes, 16-byte aligned, and
+aligned to the target's `mma_shared_alignment` when an mma reads the tile directly;
 allocations laid out in program order without overlap), the kernel function carries the
 total as `kt.lds_bytes`, and the total fits the target's shared memory per block.
 """
@@ -13,7 +14,7 @@ from xdsl.passes import ModulePass
 from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func
 from ..targets.base import Target
-from .common import describe_type, element_bytes, elements, line_of, target_of
+from .common import TiedValues, describe_type, element_bytes, elements, line_of, target_of
 
 ALIGN = 16  # the widest shared-memory access (b128) needs 16-byte aligned addresses
 
@@ -25,9 +26,14 @@ class LdsAlloc(ModulePass):
         target = target_of(op)
         fn = kernel_func(op)
         allocs = [o for o in fn.walk() if isinstance(o, kt.AllocOp)]
+        tied = TiedValues(fn)   # a tile carried through a loop is still the tile allocated
+        read_by_mma = {tied.find(o.b) for o in fn.walk() if isinstance(o, kt.MmaSharedOp)}
         end = 0
         for alloc in allocs:
-            offset = align_up(end, ALIGN)
+            alignment = ALIGN
+            if tied.find(alloc.result) in read_by_mma:
+                alignment = max(ALIGN, target.mma_shared_alignment)
+            offset = align_up(end, alignment)
             alloc.properties["offset"] = IntegerAttr(offset, i64)
             end = offset + alloc_bytes(alloc)
         fn.attributes["kt.lds_bytes"] = IntegerAttr(end, i64)

@@ -2,8 +2,10 @@
 
 Invariant established: the block (warps × wave size) fits the target's threads per block;
 every element type of a global, tile or vector is one the target holds (fp8 only where it has
-an fp8 MMA); and every workgroup-wide op (barrier, group load, group reduce, shared
-allocation) is reached by every warp, i.e. no branch or loop around it depends on the warp id.
+an fp8 MMA); every workgroup-wide op (barrier, group load, group reduce, shared allocation,
+mma from shared) is reached by every warp, i.e. no branch or loop around it depends on the warp
+id; and every mma from shared has the shape a warpgroup MMA takes (a's rows in 16-row blocks,
+K a multiple of 16, N a multiple of 8 up to 256).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, Shar
 from ..targets.base import Target
 from .common import line_of, op_words, target_of
 
-WORKGROUP_OPS = (kt.BarrierOp, kt.CopyAsyncOp, kt.BlockReduceOp, kt.AllocOp)
+WORKGROUP_OPS = (kt.BarrierOp, kt.CopyAsyncOp, kt.BlockReduceOp, kt.AllocOp, kt.MmaSharedOp)
 DTYPED = (GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType)
 
 # Why each workgroup-wide op must be reached by every warp, in the author's words.
@@ -31,7 +33,14 @@ WHY_EVERY_WARP = {
     "kt.copy_async": "every warp of the block copies its part of the tile",
     "kt.block_reduce": "it combines a value from every warp of the block",
     "kt.alloc": "shared memory is allocated once for the whole block",
+    "kt.mma_shared": "on sm_90a the four warps of a warpgroup issue it together as one wgmma, "
+                     "and a warp that does not reach it leaves the others waiting",
 }
+
+# The warpgroup MMA's shape rules for an mma from shared: (what, its size, the unit, the most)
+WGMMA_ROWS_PER_WARP = 16   # wgmma m64: four warps of 16 rows each
+WGMMA_K = 16               # one wgmma step along K (16-bit operands)
+WGMMA_N_UNIT, WGMMA_N_MAX = 8, 256
 
 
 class Verify(ModulePass):
@@ -43,6 +52,9 @@ class Verify(ModulePass):
         check_block_size(fn, warps(op), target)
         check_dtypes(fn, target)
         check_uniform_control(fn)
+        for mma in fn.walk():
+            if isinstance(mma, kt.MmaSharedOp):
+                check_mma_shared_shape(mma)
 
 
 # ---- threads per block ---------------------------------------------------------------------
@@ -88,6 +100,29 @@ def dtype_supported(name: str, target: Target) -> bool:
     if not target.supports_dtype(name):
         return False
     return name != "fp8" or target.has_fp8_mma
+
+
+# ---- the shape of an mma from shared --------------------------------------------------------
+
+def check_mma_shared_shape(mma: kt.MmaSharedOp) -> None:
+    (m, k), (n, _) = mma.a.type.shape, mma.b.type.shape
+    shape = f"a is {m}x{k} and the shared tile {n}x{k}"
+    if m % WGMMA_ROWS_PER_WARP:
+        raise error_at(mma, f"`a @ s.T`: {shape}; a's rows must be a multiple of "
+                            f"{WGMMA_ROWS_PER_WARP} (a warpgroup MMA takes 16 rows of a from "
+                            f"each warp)", hint="give a a multiple of 16 rows",
+                       what="mma from shared")
+    if k % WGMMA_K:
+        raise error_at(mma, f"`a @ s.T`: {shape}; K (their columns) must be a multiple of "
+                            f"{WGMMA_K}, the warpgroup MMA's K step",
+                       hint="pad K to a multiple of 16 (a group load zero-fills past the edge)",
+                       what="mma from shared")
+    if n % WGMMA_N_UNIT or n > WGMMA_N_MAX:
+        raise error_at(mma, f"`a @ s.T`: {shape}; N (the shared tile's rows) must be a "
+                            f"multiple of {WGMMA_N_UNIT} up to {WGMMA_N_MAX}, the widest "
+                            f"warpgroup MMA (wgmma n{WGMMA_N_MAX})",
+                       hint=f"split B into shared tiles of at most {WGMMA_N_MAX} rows, each "
+                            f"multiplied into its own accumulator", what="mma from shared")
 
 
 # ---- workgroup-wide ops under warp-dependent control flow -----------------------------------

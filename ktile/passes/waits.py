@@ -8,7 +8,8 @@ what the target's counter encodes; a kind with nothing to drain, or no counter o
 (loops to a fixpoint, so a copy issued at the end of iteration i may be waited at the start of
 i+1) has: no op using, or a loop or branch carrying (which copies), a shared load's
 registers before a wait names them (trap 1: a wait binds only the tiles it names); no shared
-load from, or store into, a shared tile a copy is still filling (trap 4 when a barrier came
+load from, mma reading (kt.mma_shared, complete when it returns), or store into, a shared tile
+a copy is still filling (trap 4 when a barrier came
 between: a barrier does not wait for the copy); no copy into a shared tile that a copy is
 still filling or a shared load still reading; and no copy in flight when the kernel ends (a
 shared load never used is harmless on the hardware; the interpreter reports it at run time).
@@ -121,6 +122,8 @@ class InFlightAnalysis:
                          else e for e in queue)
         if isinstance(op, kt.LdsStoreOp):
             check_not_filling(op, op.dst, queue, self.target)
+        if isinstance(op, kt.MmaSharedOp):
+            check_not_filling(op, op.b, queue, self.target)
         if isinstance(op, func.ReturnOp):
             check_nothing_in_flight(queue)
         check_uses_waited(op, op.operands, queue)
@@ -299,9 +302,10 @@ def check_not_filling(op: Operation, shared: SSAValue, queue: Queue, target: Tar
     for e in queue:
         if e.counter != "vm" or shared not in e.names:
             continue
-        if e.barrier is not None and isinstance(op, kt.LdsLoadOp):
+        reads = isinstance(op, (kt.LdsLoadOp, kt.MmaSharedOp))
+        if e.barrier is not None and reads:
             raise barrier_error(op, e, target)
-        verb = "reads" if isinstance(op, kt.LdsLoadOp) else "writes"
+        verb = "reads" if reads else "writes"
         raise error_at(
             op, f"{op_words(op)} {verb} the shared tile that the group load at {line_of(e.op)} "
                 f"is still filling",

@@ -74,6 +74,9 @@ class Target:
     lds_dma_bytes_per_lane: int = 0  # widest global→LDS DMA per lane (gfx942: 4, gfx950: 16)
     vgpr_granule: int = 0            # VGPRs are allocated in multiples of this (AMD; 0: unknown)
     max_waves_per_simd: int = 0      # the most waves one SIMD holds (AMD; 0: unknown)
+    mma_shared_alignment: int = 16   # bytes a shared tile that an mma reads directly (the b of
+                                     # `a @ s.T`) is aligned to: sm_90a's wgmma swizzle repeats
+                                     # on 1024-byte boundaries of the shared address
     global_index_limit: int = 0      # a global argument's extents, and its row / column
                                      # strides in elements and in bytes, must be below
                                      # this (AMD buffer addressing); 0: no such limit

@@ -223,3 +223,40 @@ builtin.module attributes {kt.target = "gfx942"} {
     func.return loc("kernels.py":70:0)
   } loc("kernels.py":70:0)
 }
+
+// -----
+
+// An mma from shared gives its a the A fragment and its accumulator (through the loop) the
+// accumulator fragment; its b is a shared tile and has none.
+// CHECK-LABEL: func.func @f_mma_shared
+// CHECK:         %[[A:.*]] = "kt.load"({{.*}} -> !kt.rt<16x32xbf16, row, a>
+// CHECK:         %[[ZERO:.*]] = "kt.fill"() {{.*}} -> !kt.rt<16x64xf32, row, acc>
+// CHECK:         scf.for {{.*}} iter_args(%[[ARG:.*]] = %[[ZERO]]) -> (!kt.rt<16x64xf32, row, acc>)
+// CHECK-NEXT:      "kt.mma_shared"(%[[A]], %{{.*}}, %[[ARG]]) : (!kt.rt<16x32xbf16, row, a>, !kt.st<64x32xbf16>, !kt.rt<16x64xf32, row, acc>) -> !kt.rt<16x64xf32, row, acc>
+
+//  48  @hk.kernel(grid=G, warps=8)
+//  49  def f_mma_shared(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+//  50      sb = hk.shared(hk.ST(hk.bf16, 64, 32))
+//  51      ra = a[0, 0, hk.arch.warp_id, 0].load(hk.RT(hk.bf16, 16, 32))
+//  52      acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+//  53      for k in hk.range(2):
+//  54          acc += ra @ sb.T
+//  55      c[0, 0, hk.arch.warp_id, 0] = acc
+builtin.module attributes {kt.target = "sm_90a"} {
+  func.func @f_mma_shared(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "f_mma_shared", kt.warps = 8 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.st<64x32xbf16> loc("kernels.py":50:0)
+    %4 = "kt.warp_id"() : () -> index loc("kernels.py":51:0)
+    %5 = arith.constant 0 : index loc("kernels.py":51:0)
+    %6 = "kt.load"(%0, %5, %5, %4, %5) <{pad = 0.000000e+00 : f64}> : (!kt.global<bf16>, index, index, index, index) -> !kt.rt<16x32xbf16, row> loc("kernels.py":51:0)
+    %7 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x64xf32, row> loc("kernels.py":52:0)
+    %8 = arith.constant 2 : index loc("kernels.py":53:0)
+    %9 = arith.constant 1 : index loc("kernels.py":53:0)
+    %10 = scf.for %11 = %5 to %8 step %9 iter_args(%12 = %7) -> (!kt.rt<16x64xf32, row>) {
+      %13 = "kt.mma_shared"(%6, %3, %12) : (!kt.rt<16x32xbf16, row>, !kt.st<64x32xbf16>, !kt.rt<16x64xf32, row>) -> !kt.rt<16x64xf32, row> loc("kernels.py":54:0)
+      scf.yield %13 : !kt.rt<16x64xf32, row> loc("kernels.py":53:0)
+    } loc("kernels.py":53:0)
+    %14 = "kt.warp_id"() : () -> index loc("kernels.py":55:0)
+    "kt.store"(%2, %5, %5, %14, %5, %10) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x64xf32, row>) -> () loc("kernels.py":55:0)
+    func.return loc("kernels.py":48:0)
+  } loc("kernels.py":48:0)
+}

@@ -1,6 +1,7 @@
 // RUN: ktile-opt %s -p lds-alloc --split-input-file --verify-diagnostics | filecheck %s
 //
-// lds-alloc: each kt.alloc gets a 16-byte aligned byte offset, in program order; the kernel
+// lds-alloc: each kt.alloc gets a 16-byte aligned byte offset (the target's mma_shared_alignment
+// for a tile an mma reads directly), in program order; the kernel
 // records the total as kt.lds_bytes; a total over the target's shared memory is refused,
 // listing every allocation. Each case is a kernel traced with the pass pipeline bypassed; its
 // source is shown above it, and the loc lines are its lines.
@@ -115,4 +116,67 @@ builtin.module attributes {kt.target = "gfx942"} {
     %4 = "kt.alloc"() : () -> !kt.st<16x16xf32> loc("kernels.py":86:0)
     func.return loc("kernels.py":82:0)
   } loc("kernels.py":82:0)
+}
+
+// -----
+
+// On sm_90a a shared tile an mma reads directly starts on a 1024-byte boundary (its wgmma
+// swizzle atoms repeat there); the tile it is loaded from needs only 16 bytes.
+// CHECK-LABEL: func.func @l_mma_shared
+// CHECK-SAME:    kt.lds_bytes = 17408 : i64
+// CHECK-NEXT:    "kt.alloc"() <{offset = 0 : i64}> : () -> !kt.sv<16xf32>
+// CHECK-NEXT:    "kt.alloc"() <{offset = 1024 : i64}> : () -> !kt.st<64x64xbf16>
+// CHECK-NEXT:    "kt.alloc"() <{offset = 9216 : i64}> : () -> !kt.st<64x64xbf16>
+
+//  25  @hk.kernel(grid=G, warps=4)
+//  26  def l_mma_shared(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+//  27      v = hk.shared(hk.SV(hk.fp32, 16))
+//  28      sb = hk.shared(hk.ST(hk.bf16, 64, 64))
+//  29      sa = hk.shared(hk.ST(hk.bf16, 64, 64))
+//  30      ra = sa.load(hk.RT(hk.bf16, 16, 64), row=hk.arch.warp_id)
+//  31      hk.wait_for(ra)
+//  32      acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+//  33      acc += ra @ sb.T
+//  34      c[0, 0, hk.arch.warp_id, 0] = acc
+builtin.module attributes {kt.target = "sm_90a"} {
+  func.func @l_mma_shared(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "l_mma_shared", kt.warps = 4 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.sv<16xf32> loc("kernels.py":27:0)
+    %4 = "kt.alloc"() : () -> !kt.st<64x64xbf16> loc("kernels.py":28:0)
+    %5 = "kt.alloc"() : () -> !kt.st<64x64xbf16> loc("kernels.py":29:0)
+    %6 = "kt.warp_id"() : () -> index loc("kernels.py":30:0)
+    %7 = arith.constant 0 : index loc("kernels.py":30:0)
+    %8 = "kt.lds_load"(%5, %6, %7) : (!kt.st<64x64xbf16>, index, index) -> !kt.rt<16x64xbf16, row> loc("kernels.py":30:0)
+    "kt.wait_for"(%8) : (!kt.rt<16x64xbf16, row>) -> () loc("kernels.py":31:0)
+    %9 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x64xf32, row> loc("kernels.py":32:0)
+    %10 = "kt.mma_shared"(%8, %4, %9) : (!kt.rt<16x64xbf16, row>, !kt.st<64x64xbf16>, !kt.rt<16x64xf32, row>) -> !kt.rt<16x64xf32, row> loc("kernels.py":33:0)
+    %11 = "kt.warp_id"() : () -> index loc("kernels.py":34:0)
+    "kt.store"(%2, %7, %7, %11, %7, %10) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x64xf32, row>) -> () loc("kernels.py":34:0)
+    func.return loc("kernels.py":25:0)
+  } loc("kernels.py":25:0)
+}
+
+// -----
+
+// The same kernel for gfx1100: AMD reads B into registers first, so 16 bytes do.
+// CHECK-LABEL: func.func @l_mma_shared
+// CHECK-SAME:    kt.lds_bytes = 16448 : i64
+// CHECK-NEXT:    "kt.alloc"() <{offset = 0 : i64}> : () -> !kt.sv<16xf32>
+// CHECK-NEXT:    "kt.alloc"() <{offset = 64 : i64}> : () -> !kt.st<64x64xbf16>
+// CHECK-NEXT:    "kt.alloc"() <{offset = 8256 : i64}> : () -> !kt.st<64x64xbf16>
+
+builtin.module attributes {kt.target = "gfx1100"} {
+  func.func @l_mma_shared(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "l_mma_shared", kt.warps = 4 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.sv<16xf32> loc("kernels.py":27:0)
+    %4 = "kt.alloc"() : () -> !kt.st<64x64xbf16> loc("kernels.py":28:0)
+    %5 = "kt.alloc"() : () -> !kt.st<64x64xbf16> loc("kernels.py":29:0)
+    %6 = "kt.warp_id"() : () -> index loc("kernels.py":30:0)
+    %7 = arith.constant 0 : index loc("kernels.py":30:0)
+    %8 = "kt.lds_load"(%5, %6, %7) : (!kt.st<64x64xbf16>, index, index) -> !kt.rt<16x64xbf16, row> loc("kernels.py":30:0)
+    "kt.wait_for"(%8) : (!kt.rt<16x64xbf16, row>) -> () loc("kernels.py":31:0)
+    %9 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x64xf32, row> loc("kernels.py":32:0)
+    %10 = "kt.mma_shared"(%8, %4, %9) : (!kt.rt<16x64xbf16, row>, !kt.st<64x64xbf16>, !kt.rt<16x64xf32, row>) -> !kt.rt<16x64xf32, row> loc("kernels.py":33:0)
+    %11 = "kt.warp_id"() : () -> index loc("kernels.py":34:0)
+    "kt.store"(%2, %7, %7, %11, %7, %10) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x64xf32, row>) -> () loc("kernels.py":34:0)
+    func.return loc("kernels.py":25:0)
+  } loc("kernels.py":25:0)
 }

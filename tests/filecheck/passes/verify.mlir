@@ -1,8 +1,8 @@
 // RUN: ktile-opt %s -p verify --split-input-file --verify-diagnostics | filecheck %s
 //
-// verify: the block fits the target, every dtype is supported there, and no workgroup-wide
-// op (barrier, group load, group reduce, shared alloc) sits under control flow that depends
-// on the warp id. Each case is a kernel traced with the pass pipeline bypassed; its source is
+// verify: the block fits the target, every dtype is supported there, no workgroup-wide op
+// (barrier, group load, group reduce, shared alloc, mma from shared) sits under control flow
+// that depends on the warp id, and every mma from shared has a warpgroup MMA's shape. Each case is a kernel traced with the pass pipeline bypassed; its source is
 // shown above it, and the loc lines are its lines.
 
 // A kernel that fits passes unchanged.
@@ -207,4 +207,69 @@ builtin.module attributes {kt.target = "gfx942"} {
     "kt.store"(%1, %2, %2, %2, %2, %3) : (!kt.global<f8E4M3FN>, index, index, index, index, !kt.rt<16x64xf8E4M3FN, row>) -> () loc("kernels.py":44:0)
     func.return loc("kernels.py":42:0)
   } loc("kernels.py":42:0)
+}
+
+// -----
+
+// An mma from shared is issued by a warpgroup's four warps together on sm_90a (wgmma), so no
+// warp may skip it.
+// CHECK: kernels.py:12: error: in kernel 'v_mma_shared_branch', mma from shared: mma from shared inside a branch (the `if` at line 11) whose condition depends on the warp id: on sm_90a the four warps of a warpgroup issue it together as one wgmma, and a warp that does not reach it leaves the others waiting
+// CHECK-NEXT: fix: move it out of the branch or loop
+
+//   6  @hk.kernel(grid=G, warps=4)
+//   7  def v_mma_shared_branch(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+//   8      sb = hk.shared(hk.ST(hk.bf16, 64, 32))
+//   9      acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+//  10      ra = a[0, 0, hk.arch.warp_id, 0].load(hk.RT(hk.bf16, 16, 32))
+//  11      if hk.arch.warp_id < 2:
+//  12          acc += ra @ sb.T
+//  13      c[0, 0, hk.arch.warp_id, 0] = acc
+builtin.module attributes {kt.target = "gfx1100"} {
+  func.func @v_mma_shared_branch(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "v_mma_shared_branch", kt.warps = 4 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.st<64x32xbf16> loc("kernels.py":8:0)
+    %4 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x64xf32, row> loc("kernels.py":9:0)
+    %5 = "kt.warp_id"() : () -> index loc("kernels.py":10:0)
+    %6 = arith.constant 0 : index loc("kernels.py":10:0)
+    %7 = "kt.load"(%0, %6, %6, %5, %6) <{pad = 0.000000e+00 : f64}> : (!kt.global<bf16>, index, index, index, index) -> !kt.rt<16x32xbf16, row> loc("kernels.py":10:0)
+    %8 = "kt.warp_id"() : () -> index loc("kernels.py":11:0)
+    %9 = arith.constant 2 : index loc("kernels.py":11:0)
+    %10 = arith.cmpi slt, %8, %9 : index loc("kernels.py":11:0)
+    %11 = scf.if %10 -> (!kt.rt<16x64xf32, row>) {
+      %12 = "kt.mma_shared"(%7, %3, %4) : (!kt.rt<16x32xbf16, row>, !kt.st<64x32xbf16>, !kt.rt<16x64xf32, row>) -> !kt.rt<16x64xf32, row> loc("kernels.py":12:0)
+      scf.yield %12 : !kt.rt<16x64xf32, row> loc("kernels.py":11:0)
+    } else {
+      scf.yield %4 : !kt.rt<16x64xf32, row> loc("kernels.py":11:0)
+    } loc("kernels.py":11:0)
+    %13 = "kt.warp_id"() : () -> index loc("kernels.py":13:0)
+    "kt.store"(%2, %6, %6, %13, %6, %11) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x64xf32, row>) -> () loc("kernels.py":13:0)
+    func.return loc("kernels.py":6:0)
+  } loc("kernels.py":6:0)
+}
+
+// -----
+
+// The shared B of an mma from shared has at most 256 rows, wgmma's widest N (on every target,
+// so a kernel that traces for one traces for all).
+// CHECK: kernels.py:21: error: in kernel 'v_mma_shared_wide', mma from shared: `a @ s.T`: a is 16x32 and the shared tile 512x32; N (the shared tile's rows) must be a multiple of 8 up to 256, the widest warpgroup MMA (wgmma n256)
+// CHECK-NEXT: fix: split B into shared tiles of at most 256 rows, each multiplied into its own accumulator
+
+//  16  @hk.kernel(grid=G, warps=4)
+//  17  def v_mma_shared_wide(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+//  18      sb = hk.shared(hk.ST(hk.bf16, 512, 32))
+//  19      ra = a[0, 0, hk.arch.warp_id, 0].load(hk.RT(hk.bf16, 16, 32))
+//  20      acc = hk.zeros(hk.RT(hk.fp32, 16, 512))
+//  21      acc += ra @ sb.T
+//  22      c[0, 0, hk.arch.warp_id, 0] = acc
+builtin.module attributes {kt.target = "gfx942"} {
+  func.func @v_mma_shared_wide(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "v_mma_shared_wide", kt.warps = 4 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.st<512x32xbf16> loc("kernels.py":18:0)
+    %4 = "kt.warp_id"() : () -> index loc("kernels.py":19:0)
+    %5 = arith.constant 0 : index loc("kernels.py":19:0)
+    %6 = "kt.load"(%0, %5, %5, %4, %5) <{pad = 0.000000e+00 : f64}> : (!kt.global<bf16>, index, index, index, index) -> !kt.rt<16x32xbf16, row> loc("kernels.py":19:0)
+    %7 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x512xf32, row> loc("kernels.py":20:0)
+    %8 = "kt.mma_shared"(%6, %3, %7) : (!kt.rt<16x32xbf16, row>, !kt.st<512x32xbf16>, !kt.rt<16x512xf32, row>) -> !kt.rt<16x512xf32, row> loc("kernels.py":21:0)
+    %9 = "kt.warp_id"() : () -> index loc("kernels.py":22:0)
+    "kt.store"(%2, %5, %5, %9, %5, %8) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x512xf32, row>) -> () loc("kernels.py":22:0)
+    func.return loc("kernels.py":16:0)
+  } loc("kernels.py":16:0)
 }

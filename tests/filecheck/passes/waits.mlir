@@ -594,3 +594,34 @@ builtin.module attributes {kt.target = "gfx942"} {
     func.return loc("kernels.py":134:0)
   } loc("kernels.py":134:0)
 }
+
+// -----
+
+// An mma from shared reads its shared tile when it runs: not while a group load still fills it.
+// CHECK: kernels.py:43: error: in kernel 'w_mma_shared_filling', mma from shared: mma from shared reads the shared tile that the group load at line 40 is still filling
+// CHECK-NEXT: fix: call hk.wait_for(tile) first (then hk.barrier() if other warps read what this one copied)
+
+//  37  @hk.kernel(grid=G, warps=4)
+//  38  def w_mma_shared_filling(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+//  39      sb = hk.shared(hk.ST(hk.bf16, 64, 32))
+//  40      hk.group.load(sb, b[0, 0, 0, 0])
+//  41      ra = a[0, 0, hk.arch.warp_id, 0].load(hk.RT(hk.bf16, 16, 32))
+//  42      acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+//  43      acc += ra @ sb.T
+//  44      hk.wait_for(sb)
+//  45      c[0, 0, hk.arch.warp_id, 0] = acc
+builtin.module attributes {kt.target = "sm_90a"} {
+  func.func @w_mma_shared_filling(%0: !kt.global<bf16>, %1: !kt.global<bf16>, %2: !kt.global<f32>) attributes {kt.kernel = "w_mma_shared_filling", kt.warps = 4 : i64} {
+    %3 = "kt.alloc"() : () -> !kt.st<64x32xbf16> loc("kernels.py":39:0)
+    %4 = arith.constant 0 : index loc("kernels.py":40:0)
+    "kt.copy_async"(%1, %4, %4, %4, %4, %3) : (!kt.global<bf16>, index, index, index, index, !kt.st<64x32xbf16>) -> () loc("kernels.py":40:0)
+    %5 = "kt.warp_id"() : () -> index loc("kernels.py":41:0)
+    %6 = "kt.load"(%0, %4, %4, %5, %4) <{pad = 0.000000e+00 : f64}> : (!kt.global<bf16>, index, index, index, index) -> !kt.rt<16x32xbf16, row> loc("kernels.py":41:0)
+    %7 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x64xf32, row> loc("kernels.py":42:0)
+    %8 = "kt.mma_shared"(%6, %3, %7) : (!kt.rt<16x32xbf16, row>, !kt.st<64x32xbf16>, !kt.rt<16x64xf32, row>) -> !kt.rt<16x64xf32, row> loc("kernels.py":43:0)
+    "kt.wait_for"(%3) : (!kt.st<64x32xbf16>) -> () loc("kernels.py":44:0)
+    %9 = "kt.warp_id"() : () -> index loc("kernels.py":45:0)
+    "kt.store"(%2, %4, %4, %9, %4, %8) : (!kt.global<f32>, index, index, index, index, !kt.rt<16x64xf32, row>) -> () loc("kernels.py":45:0)
+    func.return loc("kernels.py":37:0)
+  } loc("kernels.py":37:0)
+}
