@@ -33,6 +33,12 @@ def lower_mma(e: Emitter, op: kt.MmaOp) -> None:
     _call(e, op, f"kt::mma_{op.prop_str('variant')}", op.a, op.b, op.acc)
 
 
+def lower_mma_shared(e: Emitter, op: kt.MmaSharedOp) -> None:
+    """The warp count is a template argument: on sm_90a whole warpgroups (warps % 4 == 0)
+    issue wgmma, other blocks mma.sync; the AMD headers ignore it."""
+    _call(e, op, f"kt::mma_ABt_shared<{e.warps}>", op.a, op.b, op.acc)
+
+
 def lower_unary(e: Emitter, op: kt.UnaryOp) -> None:
     _call(e, op, _named(e, op, UNARY_FUNCTIONS, op.prop_str("fn")), op.x)
 
@@ -82,6 +88,7 @@ def lower_rand(e: Emitter, op: kt.RandOp) -> None:
 
 COMPUTE_LOWERINGS = {
     kt.MmaOp: lower_mma,
+    kt.MmaSharedOp: lower_mma_shared,
     kt.UnaryOp: lower_unary,
     kt.BinaryOp: lower_binary,
     kt.SelectOp: lower_select,

@@ -42,7 +42,8 @@ What running means:
   in flight.
 - Meetings. kt.barrier only meets; kt.block_reduce gives every warp the reduction over
   warps 0..W-1 in that order (fixed, so a result reproduces run to run).
-- Math. kt.mma is acc + op(a) @ op(b) as a float32 matmul (exact integers for i8); float
+- Math. kt.mma is acc + op(a) @ op(b) as a float32 matmul (exact integers for i8), and
+  kt.mma_shared acc + a @ bᵀ likewise with b the shared tile as the warp finds it; float
   unary and binary math is float32 (gelu is the exact erf form); reductions accumulate in
   float32 (int32 for integers); max/min propagate NaN.
 

@@ -1,11 +1,12 @@
-"""Whole-tile ops: kt.mma, kt.reduce, kt.block_reduce, kt.fill, kt.iota, kt.causal_mask,
-kt.rand.
+"""Whole-tile ops: kt.mma, kt.mma_shared, kt.reduce, kt.block_reduce, kt.fill, kt.iota,
+kt.causal_mask, kt.rand.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import ops as kt
+from .memory import copy_in_flight
 from .values import (constant_array, element_dtype, f32, is_array_type, np_dtype, result_rounder,
                      shape_of)
 
@@ -21,6 +22,25 @@ def _mma(op: kt.MmaOp, c):
     def h(r, w):
         x, y = r[a], r[b]
         x, y = (x.T if ta else x), (y.T if tb else y)
+        if exact:
+            r[o] = rnd(r[acc].astype(np.int64) + x.astype(np.int64) @ y.astype(np.int64))
+        else:
+            r[o] = rnd(r[acc] + np.matmul(x, y, dtype=np.float32))
+    return h
+
+
+def _mma_shared(op: kt.MmaSharedOp, c):
+    """acc + a @ bᵀ with b the shared tile as it is when this warp reaches the op (each warp
+    multiplies its own a by the block's b); reading it while a copy lands is an error."""
+    a, b, acc, o = c.slot(op.a), c.slot(op.b), c.slot(op.acc), c.slot(op.result)
+    exact = op.a.type.dtype.kind == "int"
+    rnd = result_rounder(op.result.type.dtype)
+
+    def h(r, w):
+        buf = r[b]
+        if buf.inflight:
+            raise copy_in_flight(op, "read")
+        x, y = r[a], buf.data.T
         if exact:
             r[o] = rnd(r[acc].astype(np.int64) + x.astype(np.int64) @ y.astype(np.int64))
         else:
@@ -122,6 +142,7 @@ def _rand(op: kt.RandOp, c):
 
 
 HANDLERS = {
-    kt.MmaOp: _mma, kt.ReduceOp: _reduce, kt.BlockReduceOp: _block_reduce, kt.FillOp: _fill,
+    kt.MmaOp: _mma, kt.MmaSharedOp: _mma_shared, kt.ReduceOp: _reduce,
+    kt.BlockReduceOp: _block_reduce, kt.FillOp: _fill,
     kt.IotaOp: _iota, kt.CausalMaskOp: _causal_mask, kt.RandOp: _rand,
 }
