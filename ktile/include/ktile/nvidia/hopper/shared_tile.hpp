@@ -2,11 +2,21 @@
 // shared memory, and kt::shared_at<S, OFFSET>().
 //
 // An st<T, R, C> is exactly R·C·sizeof(T) bytes (the lds-alloc pass lays tiles out by that
-// size), row-major in 16-byte chunks, with the chunks of a row permuted (a swizzle of
-// addresses, not of size): for rows of a multiple of 128 bytes chunk k of row r sits at
-// k ^ (r % 8); narrower rows XOR the chunk's index within its 128-byte line with the line
-// number. Eight consecutive rows of one chunk column then fall in eight different bank groups,
-// so an ldmatrix / stmatrix of an 8×8 block is conflict-free. An sv<T, L> is L plain elements.
+// size), in 16-byte chunks, laid out as the K-major swizzled layouts that a wgmma matrix
+// descriptor describes (PTX ISA, "Shared Memory Matrix Layout"), so an MMA can read B straight
+// from the tile (mma_shared.hpp). With rows of S = C·sizeof(T) bytes:
+//   S a multiple of 128  column blocks of 128 bytes, each an R×128-byte region (the 128B swizzle
+//                        atom, 8 rows × 128 bytes, repeated down): chunk k of row r sits in block
+//                        k / 8, row r, position (k % 8) ^ (r % 8)
+//   S = 64               rows packed, chunk k of row r at position k ^ ((r / 2) % 4)  (64B swizzle)
+//   S = 32               rows packed, chunk k of row r at position k ^ ((r / 4) % 2)  (32B swizzle)
+//   other widths         rows packed, the chunk's index within its 128-byte line XORed with the
+//                        line number (no descriptor describes these: an MMA falls back to ldmatrix)
+// Each is the swizzle XOR of address bits [4, 4+b) with bits [7, 7+b) inside an atom, so eight
+// consecutive rows of one chunk column fall in eight different bank groups and an ldmatrix /
+// stmatrix of an 8×8 block is conflict-free. The atoms repeat on 1024-byte boundaries: a tile an
+// MMA reads starts on one (lds-alloc aligns it: the target's mma_shared_alignment).
+// An sv<T, L> is L plain elements.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +34,16 @@ struct st {
   static constexpr int rows = R, cols = C;
   static constexpr int chunk_elems = 16 / sizeof(T);             // elements per 16-byte chunk
   static constexpr int row_chunks = C * sizeof(T) / 16;          // chunks per row
+  // The wgmma swizzle the layout is (128, 64 or 32 bytes), 0 where none describes it.
+  static constexpr int swizzle_bytes = row_chunks % 8 == 0 ? 128 : row_chunks == 4 ? 64 : row_chunks == 2 ? 32 : 0;
+  static constexpr int atom_chunks = swizzle_bytes / 16;         // chunks per row of an atom
   alignas(16) T data[R * C];
 
   // Byte offset of chunk k of row r.
   __device__ static __forceinline__ uint32_t chunk_offset(int r, int k) {
-    if constexpr (row_chunks % 8 == 0) return 16u * (r * row_chunks + (k ^ (r & 7)));
+    if constexpr (swizzle_bytes == 128) return 16u * ((k >> 3) * R * 8 + r * 8 + ((k & 7) ^ (r & 7)));
+    if constexpr (swizzle_bytes == 64) return 16u * (r * 4 + (k ^ ((r >> 1) & 3)));
+    if constexpr (swizzle_bytes == 32) return 16u * (r * 2 + (k ^ ((r >> 2) & 1)));
     const int linear = r * row_chunks + k;
     return 16u * (linear ^ ((linear >> 3) & 7));
   }
@@ -73,7 +88,7 @@ template <class S, int OFFSET>
 __device__ __forceinline__ S& shared_at() {
   static_assert(OFFSET >= 0 && OFFSET % 16 == 0, "kt::shared_at: offsets are 16-byte aligned (the lds-alloc pass aligns them)");
   static_assert(detail::is_st<S>::value || detail::is_sv<S>::value, "kt::shared_at places a kt::st or kt::sv");
-  extern __shared__ __align__(128) unsigned char kt_dynamic_shared[];
+  extern __shared__ __align__(1024) unsigned char kt_dynamic_shared[];   // wgmma swizzle atoms repeat per 1 KiB
   return *reinterpret_cast<S*>(kt_dynamic_shared + OFFSET);
 }
 
