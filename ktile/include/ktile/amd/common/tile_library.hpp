@@ -27,4 +27,5 @@
 #include "ktile/amd/common/shared_access.hpp"    // lds_load / lds_store
 #include "ktile/amd/common/sync.hpp"             // wait / bind
 #include "ktile/amd/common/mma.hpp"              // mma_AB / ABt / AtB / AtBt
+#include "ktile/amd/common/mma_shared.hpp"       // mma_ABt_shared: B read from a shared tile
 #include "ktile/amd/common/rand.hpp"             // Philox-4x32-10, tl.rand's draws
