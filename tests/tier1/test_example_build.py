@@ -19,6 +19,6 @@ def test_build_flag_compiles_gates_and_reports(tmp_path):
     run = subprocess.run([sys.executable, "examples/04_gemm.py", "--build", "--target", "sm_90a"],
                          cwd=ROOT, capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count("kernel '") == 2            # gemm and gemm_warps
+    assert run.stdout.count("kernel '") == 3            # gemm, gemm_warps and gemm_wgmma
     assert "spills        0 bytes stored, 0 bytes loaded" in run.stdout
     assert "(built, key" in run.stdout
