@@ -109,7 +109,7 @@ BENCHES = [
     Bench("02_rmsnorm", "rmsnorm_persistent", _rms_make, "F.rms_norm", _rms_torch, lambda a: _bytes(*a)),
     Bench("03_softmax", "softmax", _softmax_make, "torch.softmax",
           lambda torch, a: torch.softmax(a[0], dim=-1, out=a[1]), lambda a: _bytes(*a)),
-    Bench("04_gemm", "gemm_warps", _gemm_make, "cuBLAS (torch.matmul)", _gemm_torch, lambda a: _bytes(*a)),
+    Bench("04_gemm", "gemm_wgmma", _gemm_make, "cuBLAS (torch.matmul)", _gemm_torch, lambda a: _bytes(*a)),
     Bench("05_attention", "attention", _attn_make, "SDPA", _attn_torch, lambda a: _bytes(*a)),
     Bench("07_dropout", "dropout", _dropout_make, "F.dropout",
           lambda torch, a: torch.nn.functional.dropout(a[0], 0.5), lambda a: _bytes(*a)),

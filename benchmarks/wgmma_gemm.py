@@ -1,7 +1,9 @@
 """Times examples/04_gemm.py's `gemm_wgmma` (block shapes and warp counts as given) and
 `gemm_warps` against cuBLAS (torch.matmul, bf16 out) in one process on one GPU, C = A·Bᵀ at
-M = N = K = 4096 bf16 unless told otherwise. Each result is checked against torch's fp32
-product first. Prints one line per kernel and, with --json, writes them all.
+M = N = K = 4096 bf16 unless told otherwise, timed as the GPU suite times (`gpu_suite.
+cuda_time_ms`: back-to-back calls queued behind a GPU sleep, device time per call). Each
+result is checked against torch's fp32 product first. Prints one line per kernel and, with
+--json, writes them all.
 
     python3 benchmarks/wgmma_gemm.py [--size 4096] [--json PATH]
 """
@@ -10,12 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for sub in ("", "examples", "tests"):
+for sub in ("", "examples", "tests", "scripts"):
     sys.path.insert(0, os.path.join(ROOT, sub))
+
+from gpu_suite import cuda_time_ms  # noqa: E402  (the GPU suite's timing: device time per call)
 
 # (label, kernel attribute, warps, constants)
 CONFIGS = [
@@ -26,22 +29,6 @@ CONFIGS = [
     ("gemm_wgmma 256x128x64 3 stages, 16 warps", "gemm_wgmma", 16, {"BM": 256}),
     ("gemm_wgmma 256x128x64 2 stages, 16 warps", "gemm_wgmma", 16, {"BM": 256, "STAGES": 2}),
 ]
-
-
-def cuda_time_ms(torch, step, warmup: int = 3, repeat: int = 20) -> float:
-    """Median of `repeat` timed runs, CUDA events around each."""
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def kernel_for(name: str, warps: int):
