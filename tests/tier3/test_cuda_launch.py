@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from host_timing import seconds_per_call
 
 import ktile as hk
 from ktile import targets
@@ -279,22 +280,11 @@ def test_bad_inputs_are_refused_before_launch(stub_headers):
 
 def test_host_overhead_is_close_to_torch_add(stub_headers):
     """A repeated call costs about what torch.add's eager call costs (target <= 1.5x)."""
-    import time
     a, b, o = operands((1, 1, 16, 64))
     add(a, b, o)
 
-    def per_call(fn, n=20000):
-        best = float("inf")
-        for _ in range(5):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            best = min(best, (time.perf_counter() - start) / n)
-        torch.cuda.synchronize()
-        return best
-    ours = per_call(lambda: add(a, b, o))
-    theirs = per_call(lambda: torch.add(a, b, out=o))
+    ours = seconds_per_call(torch, lambda: add(a, b, o))
+    theirs = seconds_per_call(torch, lambda: torch.add(a, b, out=o))
     print(f"\nhost overhead per call: ktile {ours * 1e6:.2f} us, torch.add {theirs * 1e6:.2f} us")
     assert ours <= 1.5 * theirs + 1e-6
 

@@ -3,6 +3,7 @@
 in, and the CUDA-only refusals (misaligned data, a CPU/CUDA mix, a first call inside a capture).
 """
 import pytest
+from host_timing import seconds_per_call
 
 import ktile as hk
 from examples_index import load
@@ -190,22 +191,11 @@ def test_repeated_eager_calls_still_check_new_tensors(add_op):
 
 def test_op_host_overhead_is_close_to_torch_add(add_op):
     """A repeated eager call of the op costs at most 1.5x torch.add's on the same tensors."""
-    import time
     a, b = rand((1, 1, 16, 64), 1), rand((1, 1, 16, 64), 2)
     o = torch.empty_like(a)
     add_op(a, b, o)
 
-    def per_call(fn, n=20000):
-        best = float("inf")
-        for _ in range(5):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            best = min(best, (time.perf_counter() - start) / n)
-        torch.cuda.synchronize()
-        return best
-    ours = per_call(lambda: add_op(a, b, o))
-    theirs = per_call(lambda: torch.add(a, b, out=o))
+    ours = seconds_per_call(torch, lambda: add_op(a, b, o))
+    theirs = seconds_per_call(torch, lambda: torch.add(a, b, out=o))
     print(f"\nhost overhead per call: ktile op {ours * 1e6:.2f} us, torch.add {theirs * 1e6:.2f} us")
     assert ours <= 1.5 * theirs + 1e-6
