@@ -10,6 +10,14 @@ from typing import Callable
 
 
 @dataclass
+class Replay:
+    """An example that is checked and replayed from a CUDA graph but not timed."""
+    example: str
+    kernel: str
+    make: Callable
+
+
+@dataclass
 class Bench:
     example: str
     kernel: str                 # attribute of the example module
@@ -99,6 +107,27 @@ def _kv_torch(torch, args):
     cache[0].index_copy_(1, where.reshape(-1).long(), new[0])
 
 
+def _control_flow_make(torch, dev):
+    x = _randn(torch, (2, 1, 4096, 1000), torch.float32, dev, scale=2.0)
+    sums = torch.empty((2, 1, 1, 4096), device=dev)
+    return (x, sums, torch.empty_like(sums)), {}
+
+
+def _layernorm_dx_make(torch, dev):
+    rows, cols = 4096, 1024
+    x, dy = (_randn(torch, (1, 1, rows, cols), torch.float32, dev) for _ in range(2))
+    w = _randn(torch, (1, 1, 1, cols), torch.float32, dev)
+    mean = _randn(torch, (1, 1, 1, rows), torch.float32, dev)
+    rstd = torch.rand((1, 1, 1, rows), device=dev) + 0.5
+    parts = [torch.empty((1, 1, rows // 16, cols), device=dev) for _ in range(2)]
+    return (x, dy, w, mean, rstd, torch.empty_like(x), *parts), {}
+
+
+def _column_sum_make(torch, dev):
+    part = _randn(torch, (1, 1, 256, 1024), torch.float32, dev)
+    return (part, torch.empty((1, 1, 1, 1024), device=dev)), {}
+
+
 def _bytes(*tensors):
     return sum(t.numel() * t.element_size() for t in tensors)
 
@@ -117,4 +146,11 @@ BENCHES = [
           lambda a: _bytes(a[0], a[2]) * 2),
     Bench("09_kv_scatter", "kv_write", _kv_make, "index_copy_", _kv_torch,
           lambda a: _bytes(a[0], a[1]) * 2),
+]
+
+# the examples without a Bench: each kernel is still captured and replayed from a CUDA graph
+REPLAYS = [
+    Replay("06_control_flow", "control_flow", _control_flow_make),
+    Replay("10_layernorm_backward", "layernorm_dx", _layernorm_dx_make),
+    Replay("10_layernorm_backward", "column_sum", _column_sum_make),
 ]

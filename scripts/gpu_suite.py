@@ -112,6 +112,12 @@ def graph_replay(torch, module, bench) -> dict:
     return {"ok": bool(same)}
 
 
+def replay_all(torch, module, replays) -> dict:
+    """graph_replay for each kernel of an example that is not timed."""
+    kernels = {r.kernel: graph_replay(torch, module, r)["ok"] for r in replays}
+    return {"ok": all(kernels.values()), "kernels": kernels}
+
+
 def time_bench(torch, module, bench) -> dict:
     kernel = getattr(module, bench.kernel)
     args, constants = bench.make(torch, "cuda")
@@ -194,12 +200,15 @@ def main() -> int:
 
     import torch
     from examples_index import EXAMPLE_NAMES, load
-    from gpu_cases import BENCHES
+    from gpu_cases import BENCHES, REPLAYS
     if not torch.cuda.is_available():
         print("no CUDA GPU: the GPU suite runs on an NVIDIA machine (see docs/performance.md)")
         return 2
     names = [n for n in EXAMPLE_NAMES if not args.only or args.only in n]
     benches = {b.example: b for b in BENCHES}
+    replays: dict[str, list] = {}
+    for r in REPLAYS:
+        replays.setdefault(r.example, []).append(r)
     started = time.perf_counter()
     summary: dict = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                      "capability": list(torch.cuda.get_device_capability()), "examples": {}}
@@ -214,6 +223,9 @@ def main() -> int:
             log(f"{name}: graph replay, timing")
             phase(row, "graph", lambda: graph_replay(torch, module, benches[name]))
             phase(row, "timing", lambda: time_bench(torch, module, benches[name]))
+        elif name in replays:
+            log(f"{name}: graph replay")
+            phase(row, "graph", lambda: replay_all(torch, module, replays[name]))
         summary["examples"][name] = row
     if "01_vector_add" in names and not args.sanitizer_only:
         phase(summary, "host_overhead", lambda: host_overhead(torch, load("01_vector_add")))
