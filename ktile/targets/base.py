@@ -50,6 +50,18 @@ class WaitCounter:
 
 
 @dataclass(frozen=True)
+class Multiprocessor:
+    """One NVIDIA multiprocessor's limits, for the occupancy estimate of a build."""
+    registers: int                  # 32-bit registers per SM
+    partitions: int                 # sub-partitions: a warp lives on one, with 1/partitions of the file
+    register_unit: int              # registers are allocated per warp in units of this
+    max_warps: int
+    max_blocks: int
+    shared_bytes: int               # shared memory per SM
+    shared_reserved_per_block: int  # the runtime's own shared memory per resident block
+
+
+@dataclass(frozen=True)
 class Target:
     name: str                       # gfx1100, sm_90a
     vendor: str                     # "amd" or "nvidia"
@@ -77,6 +89,7 @@ class Target:
     mma_shared_alignment: int = 16   # bytes a shared tile that an mma reads directly (the b of
                                      # `a @ s.T`) is aligned to: sm_90a's wgmma swizzle repeats
                                      # on 1024-byte boundaries of the shared address
+    multiprocessor: Multiprocessor | None = None  # NVIDIA: one SM's limits (occupancy)
     global_index_limit: int = 0      # a global argument's extents, and its row / column
                                      # strides in elements and in bytes, must be below
                                      # this (AMD buffer addressing); 0: no such limit

@@ -7,7 +7,7 @@ marked "ptxas 13.0" come from nvcc 13.0 -arch=sm_90a and the SASS it emits.
 """
 from __future__ import annotations
 
-from .base import FragmentMap, MmaShape, Target, WaitCounter
+from .base import FragmentMap, MmaShape, Multiprocessor, Target, WaitCounter
 
 _MMA = "mma.sync.aligned."
 _WGMMA = "wgmma.mma_async.sync.aligned."
@@ -59,6 +59,11 @@ TARGET = Target(
     # PTX ISA, wgmma shared-memory layouts: the 128B swizzle XORs address bits 4-6 with bits
     # 7-9, so a tile a descriptor describes with base offset 0 starts on a 1024-byte boundary
     mma_shared_alignment=1024,
+    # CUDA C++ Programming Guide, compute capability 9.0; H200 attributes (cuDeviceGetAttribute)
+    multiprocessor=Multiprocessor(
+        registers=65536, partitions=4, register_unit=256, max_warps=64, max_blocks=32,
+        shared_bytes=233472,            # 228 KiB per SM
+        shared_reserved_per_block=1024),
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool", "fp8"),
     notes=(
         "mma.sync e4m3 has no native path on sm_90a: ptxas 13.0 unpacks to f16 "
@@ -67,7 +72,8 @@ TARGET = Target(
         "TMA loads (cp.async.bulk.tensor) complete on an mbarrier, not on the cp.async "
         "group counter.",
         "The shared-memory limit needs cudaFuncSetAttribute(MaxDynamicSharedMemorySize); "
-        "without it a block gets 48 KiB. 1 KiB per block is reserved on top (H200).",
+        "without it a block gets 48 KiB, static and dynamic together. 1 KiB per block is reserved "
+        "on top (H200).",
         "wgmma needs the 'a' suffix: sm_90 without it rejects wgmma.fence.",
     ),
 )

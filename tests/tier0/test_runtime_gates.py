@@ -6,7 +6,7 @@ from ktile import targets
 from ktile.errors import KernelError, SourceLoc
 from ktile.runtime.gates import ResourceReport, resource_gate
 from ktile.runtime.toolchains.nvcc import Nvcc
-from ktile.runtime.toolchains.ptxas import HOPPER, occupancy, parse_ptxas
+from ktile.runtime.toolchains.ptxas import occupancy, parse_ptxas
 
 RECORDED = """\
 ptxas info    : 0 bytes gmem
@@ -95,5 +95,5 @@ def test_missing_entry_is_an_error_naming_what_was_found():
     (32, 4, 100 * 1024, (8, "shared memory")),  # two blocks of 100 KiB (+1 KiB each) fit
 ])
 def test_occupancy(registers, warps, shared, want):
-    occ = occupancy(registers, warps, shared, HOPPER)
+    occ = occupancy(registers, warps, shared, targets.get("sm_90a").multiprocessor)
     assert (occ.warps, occ.limited_by) == want and occ.max_warps == 64

@@ -117,7 +117,7 @@ class Nvcc:
             spill_stores=entry.spill_stores, spill_loads=entry.spill_loads,
             stack_bytes=entry.stack_bytes, shared_static=entry.shared_static,
             shared_dynamic=lds_bytes, threads=warps * target.wave_size,
-            occupancy=occupancy(entry.registers, warps, shared))
+            occupancy=occupancy(entry.registers, warps, shared, target.multiprocessor))
 
     def error(self, failure: BuildFailed, kernel: str, target,
               include_dirs: list[Path]) -> KernelError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...targets.base import Multiprocessor
 from ..gates import Occupancy
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
@@ -65,25 +66,9 @@ def _first_int(pattern: re.Pattern, line: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-@dataclass(frozen=True)
-class SmFacts:
-    """One multiprocessor's limits, for the occupancy estimate (CUDA C++ Programming Guide,
-    compute capability 9.0 table; H200 attributes read with cuDeviceGetAttribute)."""
-    registers: int = 65536
-    partitions: int = 4                # a warp lives on one sub-partition, with 1/4 of the file
-    register_unit: int = 256           # registers are allocated per warp in units of 256
-    max_warps: int = 64
-    max_blocks: int = 32
-    shared_bytes: int = 233472         # 228 KiB per SM
-    shared_reserved_per_block: int = 1024
-
-
-HOPPER = SmFacts()
-
-
-def occupancy(registers: int, warps: int, shared_bytes: int, sm: SmFacts = HOPPER) -> Occupancy:
-    """Resident warps per multiprocessor: the least of what registers, shared memory, the
-    block limit and the thread limit allow."""
+def occupancy(registers: int, warps: int, shared_bytes: int, sm: Multiprocessor) -> Occupancy:
+    """Resident warps per multiprocessor (`sm`: the target table's `multiprocessor`): the least
+    of what registers, shared memory, the block limit and the thread limit allow."""
     per_warp = -(-max(registers, 1) * 32 // sm.register_unit) * sm.register_unit
     limits = {  # on a tie the first is named: a hardware limit before a resource the kernel uses
         "threads": sm.max_warps // warps,
