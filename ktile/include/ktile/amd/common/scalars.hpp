@@ -5,11 +5,8 @@
 // tiles every element type is kept in a plain arithmetic `storage_t` that an ext_vector_type can
 // hold: bool and fp8 as unsigned char.
 //
-// Two roundings, as the interpreter has them (ktile/interpret/values.py):
-//   cast_to<T>(x)   a conversion (kt::cast, kt::fill, pads): floats round to nearest even,
-//                   float -> int truncates and saturates (NaN -> 0), int -> int saturates,
-//                   anything -> bool is `!= 0`;
-//   wrap_to<T>(i)   an integer arithmetic result: two's-complement wraparound.
+// This file gives the element types, as_float and round_float; cast_to / wrap_to / constant_as,
+// the same on every vendor, are in ktile/common/conversions.hpp, included at the end.
 #pragma once
 
 #include <cstdint>
@@ -62,16 +59,6 @@ template <class T> __host__ __device__ __forceinline__ float as_float(T x) {
   else return static_cast<float>(x);   // ints round to nearest even, bool is 0 / 1
 }
 
-template <class T> __host__ __device__ __forceinline__ int64_t as_int(T x) {
-  static_assert(!is_float_elem<T>::value, "kt: integer arithmetic on a float element");
-  return static_cast<int64_t>(x);
-}
-
-template <class T> __host__ __device__ __forceinline__ bool as_bool(T x) {
-  if constexpr (is_float_elem<T>::value) return as_float(x) != 0.0f;   // NaN is true
-  else return x != 0;
-}
-
 // ---- rounding a float to a float element --------------------------------------------------------------
 template <class T> __host__ __device__ __forceinline__ T round_float(float f) {
   if constexpr (std::is_same<T, fp8e4m3>::value) return fp8e4m3{float_to_fp8(f)};
@@ -81,47 +68,7 @@ template <class T> __host__ __device__ __forceinline__ T round_float(float f) {
   }
 }
 
-template <class I> __host__ __device__ __forceinline__ I saturate_int(int64_t v) {
-  constexpr int64_t lo = std::is_same<I, int8_t>::value ? -128 : (std::is_same<I, int32_t>::value ? INT32_MIN : INT64_MIN);
-  constexpr int64_t hi = std::is_same<I, int8_t>::value ? 127 : (std::is_same<I, int32_t>::value ? INT32_MAX : INT64_MAX);
-  return static_cast<I>(v < lo ? lo : (v > hi ? hi : v));
-}
-
-// float -> integer: truncate toward zero, saturate, NaN -> 0 (the interpreter's nan_to_num).
-template <class I, class F> __host__ __device__ __forceinline__ I float_to_int(F f) {
-  if (f != f) return I(0);
-  if (f >= F(9.2233720368547758e18)) return saturate_int<I>(INT64_MAX);
-  if (f <= F(-9.2233720368547758e18)) return saturate_int<I>(INT64_MIN);
-  return saturate_int<I>(static_cast<int64_t>(f));
-}
-
 }  // namespace detail
-
-// A conversion with kt.cast's meaning (see the file comment).
-template <class To, class From>
-__host__ __device__ __forceinline__ To cast_to(From x) {
-  using namespace detail;
-  if constexpr (std::is_same<To, From>::value) return x;
-  else if constexpr (is_bool_elem<To>::value) return as_bool(x);
-  else if constexpr (is_float_elem<To>::value) return round_float<To>(as_float(x));
-  else if constexpr (is_float_elem<From>::value) return float_to_int<To>(as_float(x));
-  else return saturate_int<To>(static_cast<int64_t>(x));
-}
-
-// An integer arithmetic result at the destination's width: wraps as C++ unsigned arithmetic.
-template <class To>
-__host__ __device__ __forceinline__ To wrap_to(int64_t v) {
-  if constexpr (std::is_same<To, bool>::value) return v != 0;
-  else return static_cast<To>(static_cast<typename std::make_unsigned<To>::type>(static_cast<uint64_t>(v)));
-}
-
-// A compile-time double (kt::fill's value, a load's pad) converted once to T: float types
-// through float32, as the interpreter rounds a constant (float64 -> float32 -> T).
-template <class T>
-__host__ __device__ __forceinline__ T constant_as(double v) {
-  if constexpr (detail::is_float_elem<T>::value) return detail::round_float<T>(static_cast<float>(v));
-  else if constexpr (detail::is_bool_elem<T>::value) return v != 0.0;
-  else return detail::float_to_int<T>(v);
-}
-
 }  // namespace kt
+
+#include "ktile/common/conversions.hpp"   // cast_to, wrap_to, constant_as over as_float / round_float
