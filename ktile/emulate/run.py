@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import InputError, KernelError
 from ..runtime.arguments import check_arguments, check_coindexed
-from ..runtime.gpu import _check_strides, _kernel_strides
+from ..runtime.arguments import check_strides, kernel_strides
 from .build import build_emulator
 from .launch import as_launch_tensor, read_results, write_launch
 from .report import VIOLATION_EXIT, EmulationError, failure_error, parse_violation, violation_error
@@ -33,9 +33,9 @@ def emulate(kernel, *tensors, target: str | None = None, timeout: float = RUN_TI
     arguments = check_arguments(kernel, tensors)
     _check_on_host(kernel, arguments)
     check_coindexed(kernel, trace, arguments)
-    _check_strides(kernel, trace, arguments)
+    check_strides(kernel, trace, arguments)
     written = set(trace.written_params)
-    launch = [as_launch_tensor(a, _kernel_strides(a), i in written)
+    launch = [as_launch_tensor(a, kernel_strides(a), i in written)
               for i, a in enumerate(arguments)]
     emulator = build_emulator(source or trace.source(), trace.target)
     if emulator.threads != trace.warps * trace.target.wave_size:

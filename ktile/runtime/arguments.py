@@ -138,6 +138,38 @@ def _check_stride(kernel, target, arg: Argument, dim: int, stride: int, limit: i
              f"compute into such a copy and copy it back")
 
 
+def kernel_strides(argument) -> tuple[int, ...]:
+    """The tensor's strides in elements; a dimension of extent 1 is never stepped along, so
+    its stride is given as 1 whatever torch says."""
+    stride = argument.value.stride()
+    return tuple(1 if extent == 1 else s for extent, s in zip(argument.shape, stride))
+
+
+def check_strides(kernel, trace, arguments) -> None:
+    """Each row one contiguous run (last stride 1), and no written tensor whose elements share
+    memory: what the tile headers' loads and stores assume, for a GPU call or its emulation."""
+    written = set(trace.written_params)
+    for index, arg in enumerate(arguments):
+        stride = kernel_strides(arg)
+        if stride[-1] != 1:
+            raise InputError(f"parameter '{arg.name}' has stride {stride[-1]} in its last "
+                             f"dimension (strides {tuple(arg.value.stride())}); the kernel reads "
+                             f"each row as one contiguous run", kernel=kernel.name,
+                             hint=copy_fix(arg.name, index in written, ".contiguous()"))
+        if index in written and 0 in stride:
+            raise InputError(f"parameter '{arg.name}' is written but several of its elements share "
+                             f"memory (strides {tuple(arg.value.stride())}: expanded or broadcast)",
+                             kernel=kernel.name, hint=copy_fix(arg.name, True, ".contiguous()"))
+
+
+def copy_fix(name: str, written: bool, copy: str) -> str:
+    """A copy of an input fixes its layout; a copy of an output would get the result instead."""
+    if written:
+        return (f"'{name}' is written: pass a freshly allocated output (torch.empty(...)) and "
+                f"copy it into the view afterwards")
+    return f"pass {name}{copy}"
+
+
 def to_carrier(arg: Argument):
     """The value as the interpreter holds it: float32 for float types, int32/int8 for ints."""
     import numpy as np

@@ -21,7 +21,7 @@ from importlib import import_module
 
 from ..errors import InputError, KernelError
 from .arguments import (check_arguments, check_coindexed, check_index_limit,
-                        check_same_device)
+                        check_same_device, check_strides, copy_fix, kernel_strides)
 from .devices import device, target_of
 from .fastcall import ALIGNMENT, fast_call
 from .grid import grid_function
@@ -66,9 +66,9 @@ class GpuCall:
         trace = kernel.trace(self._target_name(dev), **self.constants)
         check_coindexed(kernel, trace, arguments)
         self._written = trace.written_params
-        _check_strides(kernel, trace, arguments)
+        check_strides(kernel, trace, arguments)
         check_index_limit(kernel, trace.target, arguments,
-                          [_kernel_strides(a) for a in arguments])
+                          [kernel_strides(a) for a in arguments])
         misaligned = self._misaligned(args)
         if misaligned is not None:
             raise misaligned
@@ -77,7 +77,7 @@ class GpuCall:
         grid = grid_function(trace)(shapes)
         _check_grid(kernel, grid, loader.MAX_GRID)
         with self._lock:
-            self.params.set_layout(shapes, [_kernel_strides(a) for a in arguments])
+            self.params.set_layout(shapes, [kernel_strides(a) for a in arguments])
             self._launch = _nothing if min(grid) <= 0 else loaded.bind(grid, self.params.pointers)
         self.fast = self._code.make_fast(self._code.signature_of(args), *self.params.globals,
                                          self._launch, self._prepare_and_run, self._misaligned,
@@ -104,7 +104,7 @@ class GpuCall:
                     f"parameter '{param.name}' starts {offset} bytes past a {ALIGNMENT}-byte "
                     f"boundary; the kernel's vector loads need {ALIGNMENT}-byte aligned data",
                     kernel=self.kernel.name,
-                    hint=_copy_fix(param.name, index in written, ".clone() (a fresh allocation)"))
+                    hint=copy_fix(param.name, index in written, ".clone() (a fresh allocation)"))
         return None
 
 
@@ -142,36 +142,6 @@ def _refuse_inside_capture(trace, device_index: int) -> None:
                      kernel=trace.name,
                      hint="call it once with the same constants before capturing "
                           "(torch.cuda.graphs' warm-up on a side stream does it)")
-
-
-def _kernel_strides(argument) -> tuple[int, ...]:
-    """The tensor's strides in elements; a dimension of extent 1 is never stepped along, so
-    its stride is given as 1 whatever torch says."""
-    stride = argument.value.stride()
-    return tuple(1 if extent == 1 else s for extent, s in zip(argument.shape, stride))
-
-
-def _check_strides(kernel, trace, arguments) -> None:
-    written = set(trace.written_params)
-    for index, arg in enumerate(arguments):
-        stride = _kernel_strides(arg)
-        if stride[-1] != 1:
-            raise InputError(f"parameter '{arg.name}' has stride {stride[-1]} in its last "
-                             f"dimension (strides {tuple(arg.value.stride())}); the kernel reads "
-                             f"each row as one contiguous run", kernel=kernel.name,
-                             hint=_copy_fix(arg.name, index in written, ".contiguous()"))
-        if index in written and 0 in stride:
-            raise InputError(f"parameter '{arg.name}' is written but several of its elements share "
-                             f"memory (strides {tuple(arg.value.stride())}: expanded or broadcast)",
-                             kernel=kernel.name, hint=_copy_fix(arg.name, True, ".contiguous()"))
-
-
-def _copy_fix(name: str, written: bool, copy: str) -> str:
-    """A copy of an input fixes its layout; a copy of an output would get the result instead."""
-    if written:
-        return (f"'{name}' is written: pass a freshly allocated output (torch.empty(...)) and "
-                f"copy it into the view afterwards")
-    return f"pass {name}{copy}"
 
 
 def _check_grid(kernel, grid: tuple[int, int, int], limits: tuple[int, int, int]) -> None:

@@ -28,7 +28,7 @@ import torch
 
 from ..errors import InputError
 from ..lang.kernel import Kernel
-from .arguments import check_arguments, check_coindexed, check_same_device
+from .arguments import check_arguments, check_coindexed, check_same_device, copy_fix
 from .launch import gpu_call, launch
 
 NAMESPACE = "ktile"
@@ -249,27 +249,20 @@ def check_layout(op: TorchOp, tensors: tuple) -> None:
     """What is checked on the real tensors of every call, eager or compiled: the layout (a
     compiled graph may hand the op tensors laid out otherwise than at tracing) and the address."""
     for param, t in zip(op.params, tensors):
+        written = param in op.mutated
         if t.stride(-1) != 1 and t.shape[-1] != 1:
             raise InputError(f"parameter '{param}' has stride {t.stride(-1)} in its last "
                              f"dimension; the kernel reads each row as one contiguous run",
-                             kernel=op.kernel.name, hint=_layout_fix(op, param, ".contiguous()"))
-        if param in op.mutated and any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+                             kernel=op.kernel.name, hint=copy_fix(param, written, ".contiguous()"))
+        if written and any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
             raise InputError(f"parameter '{param}' is written but several of its elements share "
                              f"memory (strides {t.stride()}: expanded or broadcast)",
-                             kernel=op.kernel.name, hint=_layout_fix(op, param, ".contiguous()"))
+                             kernel=op.kernel.name, hint=copy_fix(param, True, ".contiguous()"))
         if t.device.type == "cuda" and t.data_ptr() % ALIGNMENT:
             raise InputError(f"parameter '{param}' starts {t.data_ptr() % ALIGNMENT} bytes past a "
                              f"{ALIGNMENT}-byte boundary; the kernel's vector loads need "
                              f"{ALIGNMENT}-byte aligned data", kernel=op.kernel.name,
-                             hint=_layout_fix(op, param, ".clone() (a fresh allocation)"))
-
-
-def _layout_fix(op: TorchOp, param: str, copy: str) -> str:
-    """The fix: a copy (`.contiguous()`, `.clone()`) for an input; for an output, a fresh one."""
-    if param in op.mutated:  # a copy of an output would receive the result instead of it
-        return (f"'{param}' is written: pass a freshly allocated output (torch.empty(...)) and "
-                f"copy it into the view afterwards")
-    return f"pass {param}{copy}"
+                             hint=copy_fix(param, written, ".clone() (a fresh allocation)"))
 
 
 def check_not_first_in_capture(op: TorchOp, device: torch.device) -> None:

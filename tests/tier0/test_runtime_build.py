@@ -189,22 +189,22 @@ def test_device_table():
 def test_stride_checks():
     torch = pytest.importorskip("torch")
     from ktile.runtime.arguments import check_arguments
-    from ktile.runtime.gpu import _check_strides, _kernel_strides
+    from ktile.runtime.arguments import check_strides, kernel_strides
     trace = add.trace("sm_90a")
     base = torch.zeros(1, 1, 16, 128, dtype=torch.bfloat16)
     good = check_arguments(add, (base, base, base))
-    _check_strides(add, trace, good)
+    check_strides(add, trace, good)
     column_view = base[..., ::2]
     bad = check_arguments(add, (column_view, base[..., :64], base[..., :64]))
     with pytest.raises(InputError, match="stride 2 in its last dimension") as info:
-        _check_strides(add, trace, bad)
+        check_strides(add, trace, bad)
     assert "fix: pass a.contiguous()" in str(info.value)
     out_view = check_arguments(add, (base[..., :64], base[..., :64], column_view))
     with pytest.raises(InputError, match="'o' is written: pass a freshly allocated output"):
-        _check_strides(add, trace, out_view)
+        check_strides(add, trace, out_view)
     expanded = torch.zeros(1, 1, 1, 64, dtype=torch.bfloat16).expand(1, 1, 16, 64)
     args = check_arguments(add, (expanded, expanded, expanded))
     with pytest.raises(InputError, match="parameter 'o' is written but several of its elements"):
-        _check_strides(add, trace, args)
+        check_strides(add, trace, args)
     single = torch.zeros(1, 1, 4, 1, dtype=torch.bfloat16)[:, :, :, :1]
-    assert _kernel_strides(check_arguments(add, (single,) * 3)[0])[-1] == 1
+    assert kernel_strides(check_arguments(add, (single,) * 3)[0])[-1] == 1
