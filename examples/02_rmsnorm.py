@@ -33,7 +33,8 @@ def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk
                    WIDTH: hk.Constexpr[int] = 1024, COLS: hk.Constexpr[int] = 64,
                    eps: hk.Constexpr[float] = 1e-6):
     """x is read from global memory once: 16 rows of up to WIDTH columns go to shared memory in
-    one group load, and each warp reads its column tiles from there twice (sub-tile loads)."""
+    one group load, and each warp reads its column tiles from there twice (sub-tile loads).
+    WIDTH must be at least the row length (`staged_width`), as for `rmsnorm_persistent`."""
     b, r, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
     hk.group.load(rows, x[hk.tile_coord(b, 0, r, 0)])
@@ -63,7 +64,9 @@ def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tenso
     16-row blocks. A row block is copied into shared memory and read from there once, into
     registers, where it stays for the store pass; once every warp holds its tiles, the next row
     block is copied into the same shared tile while this one is normalised and stored. WIDTH
-    (a multiple of COLS × 16, at least the row length) is what each block holds."""
+    (a multiple of COLS × 16, at least the row length) is what each block holds; the caller
+    picks it (`staged_width`): a WIDTH under the row length would normalise only the first
+    WIDTH columns, and nothing checks that yet."""
     b, first, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     blocks = hk.cdiv(x.rows, 16)
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
