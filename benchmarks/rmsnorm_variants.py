@@ -16,6 +16,14 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "scripts")]
 import ktile as hk  # noqa: E402
 
 
+
+def store_normalized(o, w, xs, inv, b, r, c, cols: int) -> None:
+    """o's tile (b, row tile r, column tile c) = xs · inv · w's columns, rounded to bf16 — the
+    store every variant ends with (emitted inline at trace time)."""
+    ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
+    xf = xs if xs.dtype == hk.fp32 else xs.to(hk.fp32)
+    o[hk.tile_coord(b, 0, r, c)] = (xf * inv * ws).to(hk.bf16)
+
 def runtime_loop(warps: int, cols: int):
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=warps)
     def rmsnorm_loop(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
@@ -30,8 +38,7 @@ def runtime_loop(warps: int, cols: int):
         inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
         for c in range(warp, tiles, warps):
             xs = x[hk.tile_coord(b, 0, r, c)].load(t).to(hk.fp32)
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
     return rmsnorm_loop
 
 
@@ -50,8 +57,7 @@ def unrolled(warps: int, cols: int):
         for i in range(steps):
             c = warp + i * warps
             xs = x[hk.tile_coord(b, 0, r, c)].load(t).to(hk.fp32)
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
     return rmsnorm_unrolled
 
 
@@ -71,8 +77,7 @@ def resident(warps: int, cols: int):
             squares += hk.row_sum(xf * xf)
         inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
         for c, xs in zip(columns, tiles):
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
     return rmsnorm_resident
 
 
@@ -99,8 +104,7 @@ def staged(warps: int, cols: int):
         for c in columns:
             xs = rows.load(t, col=c)
             hk.wait_for(xs)
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
     return rmsnorm_staged
 
 
@@ -134,11 +138,9 @@ def split(warps, cols, shared):
         for c in sh_cols:
             xs = rows.load(t, col=c)
             hk.wait_for(xs)
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
         for c, xs in zip(reg_cols, tiles):
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
     return rmsnorm_split
 
 
@@ -184,8 +186,7 @@ def pipelined(warps: int, cols: int, chunk: int, per_chunk_waits: bool = False):
                     hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
                 for i, xs in enumerate(tiles):
                     c = j * tiles_in_chunk + warp + i * warps
-                    ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-                    o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+                    store_normalized(o, w, xs, inv, b, rb, c, cols)
         hk.wait_for(*bufs)
     return rmsnorm_pipelined
 
@@ -236,8 +237,7 @@ def interleaved(warps: int, cols: int, chunk: int, lag: int = 2):
                     hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
                 for i, xs in enumerate(tiles):
                     c = j * tiles_in_chunk + warp + i * warps
-                    ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-                    o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+                    store_normalized(o, w, xs, inv, b, rb, c, cols)
                 if j >= lag:
                     squares = squares_of(bufs[j - lag], squares)
             hk.wait_for(*bufs)
@@ -327,8 +327,7 @@ def streamed(warps: int, cols: int, chunk: int, ring: int = 3):
         inv = hk.rsqrt(hk.group.sum(squares[0]) / hk.to_float(x.cols) + eps)
 
         def normalize(c, xs):
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-            o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+            store_normalized(o, w, xs, inv, b, r, c, cols)
         stream(normalize)
     return rmsnorm_streamed
 
@@ -371,8 +370,7 @@ def held(warps: int, cols: int, halves: bool = False):
                 for j, buf in enumerate(bufs):
                     hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
             for c, xs in zip(columns, tiles):
-                ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, cols, "col")).to(hk.fp32)
-                o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws).to(hk.bf16)
+                store_normalized(o, w, xs, inv, b, rb, c, cols)
         hk.wait_for(*bufs)
     return rmsnorm_held
 
