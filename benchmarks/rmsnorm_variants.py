@@ -332,10 +332,13 @@ def streamed(warps: int, cols: int, chunk: int, ring: int = 3):
     return rmsnorm_streamed
 
 
-def held(warps: int, cols: int, halves: bool = False):
+def held(warps: int, cols: int, halves: bool = False, early: bool = False,
+         shared_w: bool = False):
     """A persistent grid; each row block is copied into shared memory and read from there once,
     into registers, where it stays for the store pass; as soon as every warp holds its tiles,
-    the next row block is copied into the same shared tile, under this one's store pass."""
+    the next row block is copied into the same shared tile, under this one's store pass.
+    early: the next copy is issued before the row sums (only the shared reads stall the block).
+    shared_w: w is copied into shared memory once, and each store reads its columns there."""
     @hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=warps)
     def rmsnorm_held(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
                      WIDTH: hk.Constexpr[int] = 4096, BLOCKS: hk.Constexpr[int] = 132,
@@ -347,6 +350,10 @@ def held(warps: int, cols: int, halves: bool = False):
         t = hk.RT(hk.bf16, 16, cols)
         columns = [warp + i * warps for i in range(WIDTH // (cols * warps))]
         per_part = len(columns) // parts
+        if shared_w:
+            wsh = hk.shared(hk.SV(hk.bf16, WIDTH))
+            hk.group.load(wsh, w[hk.tile_coord(0, 0, 0, 0)])
+            hk.wait_for(wsh)
         if first < blocks:
             for j, buf in enumerate(bufs):
                 hk.group.load(buf, x[hk.tile_coord(b, 0, first, j)])
@@ -358,19 +365,30 @@ def held(warps: int, cols: int, halves: bool = False):
                 part = [buf.load(t, col=warp + i * warps) for i in range(per_part)]
                 hk.wait_for(*part)
                 tiles += part
+            nxt = rb + BLOCKS
+            if early:
+                hk.barrier()                          # every warp holds its tiles
+                if nxt < blocks:
+                    for j, buf in enumerate(bufs):
+                        hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
             squares = hk.zeros(hk.RV(hk.fp32, 16))
             for xs in tiles:
                 xf = xs.to(hk.fp32)
                 squares += hk.row_sum(xf * xf)
             inv = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
-            hk.barrier()                              # every warp holds its tiles
+            if not early:
+                hk.barrier()                          # every warp holds its tiles
             hk.wait_for(*tiles)   # binds the bf16 tiles again: their fp32 copies are not kept
-            nxt = rb + BLOCKS
-            if nxt < blocks:
+            if not early and nxt < blocks:
                 for j, buf in enumerate(bufs):
                     hk.group.load(buf, x[hk.tile_coord(b, 0, nxt, j)])
             for c, xs in zip(columns, tiles):
-                store_normalized(o, w, xs, inv, b, rb, c, cols)
+                if shared_w:
+                    ws = wsh.load(hk.RV(hk.bf16, cols, "col"), col=c)
+                    hk.wait_for(ws)
+                    o[hk.tile_coord(b, 0, rb, c)] = (xs.to(hk.fp32) * inv * ws.to(hk.fp32)).to(hk.bf16)
+                else:
+                    store_normalized(o, w, xs, inv, b, rb, c, cols)
         hk.wait_for(*bufs)
     return rmsnorm_held
 
@@ -431,6 +449,11 @@ VARIANTS = {
     "held w16 c128": held(16, 128),
     "held halves w16 c128": held(16, 128, halves=True),
     "held halves w16 c64": held(16, 64, halves=True),
+    "held early w16 c64": held(16, 64, early=True),
+    "held early w16 c128": held(16, 128, early=True),
+    "held early halves w16 c128": held(16, 128, halves=True, early=True),
+    "held early sw w16 c128": held(16, 128, early=True, shared_w=True),
+    "held early sw w16 c64": held(16, 64, early=True, shared_w=True),
 }
 
 

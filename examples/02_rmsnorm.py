@@ -62,11 +62,11 @@ def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tenso
                        BLOCKS: hk.Constexpr[int] = 132, eps: hk.Constexpr[float] = 1e-6):
     """A persistent grid of BLOCKS blocks (one per SM: 132 on the H200), each looping over
     16-row blocks. A row block is copied into shared memory and read from there once, into
-    registers, where it stays for the store pass; once every warp holds its tiles, the next row
-    block is copied into the same shared tile while this one is normalised and stored. WIDTH
-    (a multiple of COLS × 16, at least the row length) is what each block holds; the caller
-    picks it (`staged_width`): a WIDTH under the row length would normalise only the first
-    WIDTH columns, and nothing checks that yet."""
+    registers, where it stays; as soon as every warp holds its tiles, the next row block is
+    copied into the same shared tile (on sm_90a one TMA copy, issued by one warp) while this
+    one is reduced, normalised and stored. WIDTH (a multiple of COLS × 16, at least the row
+    length) is what each block holds; the caller picks it (`staged_width`): a WIDTH under the
+    row length would normalise only the first WIDTH columns, and nothing checks that yet."""
     b, first, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     blocks = hk.cdiv(x.rows, 16)
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
@@ -79,15 +79,15 @@ def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tenso
         hk.barrier()
         tiles = [rows.load(t, col=c) for c in columns]
         hk.wait_for(*tiles)
+        hk.barrier()                  # every warp holds its tiles: the shared tile is free
+        if r + BLOCKS < blocks:
+            hk.group.load(rows, x[hk.tile_coord(b, 0, r + BLOCKS, 0)])
         squares = hk.zeros(hk.RV(hk.fp32, 16))
         for xs in tiles:
             xf = xs.to(hk.fp32)
             squares += hk.row_sum(xf * xf)
         inv_rms = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
-        hk.barrier()                  # every warp holds its tiles: the shared tile is free
-        hk.wait_for(*tiles)           # (binds them again, so their fp32 copies are not kept)
-        if r + BLOCKS < blocks:
-            hk.group.load(rows, x[hk.tile_coord(b, 0, r + BLOCKS, 0)])
+        hk.wait_for(*tiles)           # binds them again, so their fp32 copies are not kept
         for c, xs in zip(columns, tiles):
             ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, COLS, "col")).to(hk.fp32)
             o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv_rms * ws).to(hk.bf16)

@@ -33,7 +33,25 @@ from collections.abc import Sequence
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, SSAValue
 
+from ..ir.query import error_at
+from ..ir.types import SharedTileType, SharedVecType
 from .emitter import Emitter, missing_lowering
+
+
+def refuse_carried_shared(op: Operation, values: Sequence[SSAValue]) -> None:
+    """A shared tile passed through a loop or branch (swapped double buffers) would be copied
+    into a local variable by the C++ below; it is refused until carried tiles are translated
+    as references."""
+    for value in values:
+        if isinstance(value.type, (SharedTileType, SharedVecType)):
+            what = "loop" if isinstance(op, (scf.ForOp, scf.WhileOp)) else "branch"
+            raise error_at(
+                op, f"this {what} carries a shared tile (e.g. double buffers swapped each "
+                    f"iteration); compiled kernels cannot carry shared tiles yet (the "
+                    f"interpreter can)",
+                hint="keep the buffers in a Python list and pick one with an index known at "
+                     "trace time (unroll the loop by the number of buffers), as "
+                     "examples/04_gemm.py's gemm_wgmma does", what=what)
 
 
 def assign(e: Emitter, op: Operation, targets: Sequence[SSAValue],
@@ -78,6 +96,7 @@ def _body(e: Emitter, op: Operation, block: Block, expected: type[Operation]) ->
 def lower_for(e: Emitter, op: scf.ForOp) -> None:
     block = op.body.block
     induction, carried = block.args[0], block.args[1:]
+    refuse_carried_shared(op, carried)
     declare_carried(e, op, carried, op.iter_args)
     i = e.name(induction)
     e.out.open(f"for ({e.type_of(induction)} {i} = {e.name(op.lb)}; {i} < {e.name(op.ub)}; "
@@ -89,6 +108,7 @@ def lower_for(e: Emitter, op: scf.ForOp) -> None:
 
 
 def lower_if(e: Emitter, op: scf.IfOp) -> None:
+    refuse_carried_shared(op, op.results)
     for result in op.results:
         e.statement(op, e.declaration(result))
     e.out.open(f"if ({e.name(op.cond)}) {{", op)
@@ -113,6 +133,7 @@ def _has_else(op: scf.IfOp) -> bool:
 
 def lower_while(e: Emitter, op: scf.WhileOp) -> None:
     before, after = op.before_region.block, op.after_region.block
+    refuse_carried_shared(op, [*before.args, *op.results])
     declare_carried(e, op, before.args, op.arguments)
     for result in op.results:
         e.statement(op, e.declaration(result))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..ir import ops as kt
 from .cpp_types import cpp_type, float_literal, is_register_value
 from .emitter import Emitter
+from .names import ARRIVALS, tensor_map_name
 
 DONT_WAIT = -1  # a count of -1: this wait leaves that counter alone
 
@@ -57,7 +58,15 @@ def lower_alloc(e: Emitter, op: kt.AllocOp) -> None:
 
 
 def lower_copy_async(e: Emitter, op: kt.CopyAsyncOp) -> None:
-    e.statement(op, f"kt::copy_async({e.name(op.dst)}, {e.name(op.src)}, {coord(e, op.coords)});")
+    """With an arrival slot (copies completing on mbarriers): `kt::copy_async<slot>(...,
+    kt_arrivals[, kt_mapN])`, the map where the tensor-maps pass gave one."""
+    args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op.coords)}"
+    slot, tensor_map = op.prop_int("arrival"), op.prop_int("map")
+    if slot is None:
+        e.statement(op, f"kt::copy_async({args});")
+        return
+    extra = "" if tensor_map is None else f", {tensor_map_name(tensor_map)}"
+    e.statement(op, f"kt::copy_async<{slot}>({args}, {ARRIVALS}{extra});")
 
 
 def lower_lds_load(e: Emitter, op: kt.LdsLoadOp) -> None:
@@ -72,7 +81,10 @@ def lower_lds_store(e: Emitter, op: kt.LdsStoreOp) -> None:
 def lower_wait_for(e: Emitter, op: kt.WaitForOp) -> None:
     vm, lds = (wait_count(e, op, counter) for counter in ("vm", "lds"))
     binds = [f" kt::bind({name});" for name in _bound_names(e, op)]
-    e.statement(op, f"kt::wait<{vm}, {lds}>();" + "".join(binds))
+    slots = op.properties.get("arrivals")
+    arrivals = "" if slots is None else (
+        f" kt::wait_arrivals<{', '.join(str(s.value.data) for s in slots.data)}>({ARRIVALS});")
+    e.statement(op, f"kt::wait<{vm}, {lds}>();" + arrivals + "".join(binds))
 
 
 def wait_count(e: Emitter, op: kt.WaitForOp, counter: str) -> int:

@@ -18,6 +18,12 @@ from xdsl.ir import SSAValue
 from xdsl.printer import Printer
 
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
+ARRIVALS = "kt_arrivals"   # the kernel's kt::arrivals (values are v…, so kt_… never clash)
+
+
+def tensor_map_name(index: int) -> str:
+    """The kernel parameter holding tensor map `index` (kt.tensor_maps)."""
+    return f"kt_map{index}"
 
 
 def value_names(module: ModuleOp) -> dict[SSAValue, str]:

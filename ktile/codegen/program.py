@@ -22,7 +22,7 @@ from ..ir import query
 from ..targets.base import Target
 from .emitter import Emitter, missing_lowering
 from .lowering import LOWERINGS
-from .names import value_names
+from .names import ARRIVALS, tensor_map_name, value_names
 from .writer import CppLine
 
 GRID_RESULTS = 3
@@ -100,9 +100,15 @@ def _check_kernel_name(kernel: FuncOp) -> None:
 
 def _kernel_function(e: Emitter, fn: FuncOp) -> None:
     threads = e.warps * e.target.wave_size
-    params = ", ".join(f"{e.type_of(a)} {e.name(a)}" for a in fn.body.block.args)
+    params = [f"{e.type_of(a)} {e.name(a)}" for a in fn.body.block.args]
+    params += [f"const __grid_constant__ kt::tensor_map {tensor_map_name(i)}"
+               for i in range(len(query.tensor_maps(fn)))]
     e.out.open(f'extern "C" __global__ __launch_bounds__({threads}) void '
-               f"{fn.sym_name.data}({params}) {{", fn)
+               f"{fn.sym_name.data}({', '.join(params)}) {{", fn)
+    arrivals = query.arrivals(fn)
+    if arrivals is not None and arrivals[1]:
+        offset, count = arrivals
+        e.out.statement(f"kt::arrivals<{count}, {offset}> {ARRIVALS};", fn, locate=False)
     ret = e.emit_block(fn.body.block)
     _return(e, fn, ret, "return;", 0)
     e.out.close(fn)

@@ -116,22 +116,33 @@ class AsyncState:
         self._issued = 0
 
     def issue_copy(self, op: Operation, buf: SharedBuffer, lo: int, hi: int,
-                   data: np.ndarray) -> None:
+                   data: np.ndarray, slot: int | None = None) -> None:
+        """`slot`: a TMA copy's mbarrier slot (it completes when a wait names the slot, not
+        on the counter); None for a copy that completes on the counter."""
         buf.inflight += 1
-        self.copies.append((op, buf, lo, hi, data))
+        self.copies.append((op, buf, lo, hi, data, slot))
 
     def issue_load(self, op: Operation, slot: int) -> None:
         self._issued += 1
         self.loads.append((slot, self._issued))
         self.pending[slot] = (self._issued, op)
 
-    def wait(self, vm: int | None, lds: int | None) -> None:
-        """Complete all but the `vm` newest copies and the `lds` newest shared loads; None
-        leaves that kind alone."""
-        while vm is not None and len(self.copies) > vm:
-            _, buf, lo, hi, data = self.copies.popleft()
-            buf.data[lo:hi] = data
-            buf.inflight -= 1
+    def wait(self, vm: int | None, lds: int | None, slots: frozenset[int] = frozenset()) -> None:
+        """Complete the TMA copies of the mbarrier `slots`, all but the `vm` newest copies that
+        complete on the counter, and all but the `lds` newest shared loads; None leaves that
+        kind alone."""
+        if slots or vm is not None:
+            counted = sum(1 for copy in self.copies if copy[5] is None)
+            kept: deque = deque()
+            for copy in self.copies:
+                _, buf, lo, hi, data, slot = copy
+                if slot in slots or (slot is None and vm is not None and counted > vm):
+                    counted -= slot is None
+                    buf.data[lo:hi] = data
+                    buf.inflight -= 1
+                else:
+                    kept.append(copy)
+            self.copies = kept
         while lds is not None and len(self.loads) > lds:
             slot, issued = self.loads.popleft()
             if self.pending.get(slot, (None,))[0] == issued:
@@ -158,6 +169,17 @@ def wait_count(op: Operation, counter: str, target) -> int | None:
     if target is not None and target.wait_counter(counter) is None:
         return 0
     return op.prop_int(counter)  # type: ignore[attr-defined]
+
+
+def arrival_slots(op: Operation) -> frozenset[int]:
+    """The mbarrier slots of the TMA copies a wait completes (the waits pass's `arrivals`)."""
+    attr = op.properties.get("arrivals")
+    return frozenset() if attr is None else frozenset(a.value.data for a in attr.data)
+
+
+def tensor_copy_slot(op: Operation) -> int | None:
+    """A TMA copy's mbarrier slot (it has a tensor map); None for any other copy."""
+    return op.prop_int("arrival") if op.properties.get("map") is not None else None  # type: ignore
 
 
 def line_of(op: Operation) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ..ir import ops as kt
 from ..ir.types import RegVecType, SharedVecType
-from .memory import (SharedBuffer, copy_in_flight, gather_rows, read_window, scatter_rows,
-                     subtile_outside, wait_count, warp_rows, write_window)
+from .memory import (SharedBuffer, arrival_slots, copy_in_flight, gather_rows, read_window,
+                     scatter_rows, subtile_outside, tensor_copy_slot, wait_count, warp_rows,
+                     write_window)
 from .values import constant_array, np_dtype
 
 
@@ -90,11 +91,12 @@ def _copy_async(op: kt.CopyAsyncOp, c):
     b, d, row, col = c.slots_of(op.coords)
     rows, cols, rs, cs = _extent(op.dst.type)
     slices = [warp_rows(i, c.warps, rows) for i in range(c.warps)]
+    slot = tensor_copy_slot(op)
 
     def h(r, w):
         lo, hi = slices[w.id]
         data = read_window(r[g], r[b], r[d], r[row] * rs + lo, r[col] * cs, hi - lo, cols, 0)
-        w.asyn.issue_copy(op, r[dst], lo, hi, data)
+        w.asyn.issue_copy(op, r[dst], lo, hi, data, slot)
     return h
 
 
@@ -134,9 +136,10 @@ def _lds_store(op: kt.LdsStoreOp, c):
 
 def _wait_for(op: kt.WaitForOp, c):
     vm, lds = wait_count(op, "vm", c.target), wait_count(op, "lds", c.target)
+    slots = arrival_slots(op)
 
     def h(r, w):
-        w.asyn.wait(vm, lds)
+        w.asyn.wait(vm, lds, slots)
     return h
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType,
+from xdsl.dialects.builtin import (ArrayAttr, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType,
                                    StringAttr, i64)
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def,
@@ -174,9 +174,11 @@ class ScatterOp(KtOp):
 
 @irdl_op_definition
 class AllocOp(KtOp):
-    """A shared tile or vector for the whole block; `lds-alloc` sets its byte offset."""
+    """A shared tile or vector for the whole block; `lds-alloc` sets its byte offset and, on a
+    target whose copies complete on mbarriers, the `arrival` slot of a tile copied into."""
     name = "kt.alloc"
     offset = opt_prop_def(IntegerAttr)
+    arrival = opt_prop_def(IntegerAttr)
     result = result_def()
 
     def __init__(self, result_type: Attribute):
@@ -190,11 +192,15 @@ class AllocOp(KtOp):
 @irdl_op_definition
 class CopyAsyncOp(KtOp):
     """Global → shared, by every warp of the block together, asynchronously: the data is
-    there only after a `kt.wait_for` naming `dst` (counter "vm")."""
+    there only after a `kt.wait_for` naming `dst` (counter "vm"). On a target whose copies
+    complete on mbarriers, `arrival` is its tile's slot (lds-alloc) and `map` the kernel's
+    tensor map it may use (tensor-maps)."""
     name = "kt.copy_async"
     src = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     dst = operand_def()
+    arrival = opt_prop_def(IntegerAttr)
+    map = opt_prop_def(IntegerAttr)
 
     def __init__(self, src: SSAValue, coords: Sequence[SSAValue], dst: SSAValue):
         super().__init__(operands=[src, list(coords), dst])
@@ -279,11 +285,14 @@ class LdsStoreOp(KtOp):
 @irdl_op_definition
 class WaitForOp(KtOp):
     """Wait until the named tiles' asynchronous writes are done. `waits` derives the counts:
-    at most `vm` global→shared copies and `lds` shared→register loads may stay in flight."""
+    at most `vm` global→shared copies and `lds` shared→register loads may stay in flight; on a
+    target whose copies complete on mbarriers, `arrivals` lists the slots whose copies it
+    completes."""
     name = "kt.wait_for"
     tiles = var_operand_def()
     vm = opt_prop_def(IntegerAttr)
     lds = opt_prop_def(IntegerAttr)
+    arrivals = opt_prop_def(ArrayAttr)
 
     def __init__(self, tiles: Sequence[SSAValue]):
         super().__init__(operands=[list(tiles)])

@@ -32,6 +32,24 @@ def warps(module: ModuleOp) -> int:
     return kernel_func(module).attributes["kt.warps"].value.data  # type: ignore[attr-defined]
 
 
+def tensor_maps(fn: FuncOp) -> list[tuple[int, ...]]:
+    """The kernel's tensor maps (the tensor-maps pass): (parameter index, box cols, box rows,
+    swizzle bytes, element bytes) each; none before the pass or on other targets."""
+    attr = fn.attributes.get("kt.tensor_maps")
+    if attr is None:
+        return []
+    return [tuple(v.value.data for v in entry.data) for entry in attr.data]  # type: ignore
+
+
+def arrivals(fn: FuncOp) -> tuple[int, int] | None:
+    """(byte offset, count) of the kernel's mbarriers (lds-alloc), None where it placed none."""
+    attr = fn.attributes.get("kt.arrivals")
+    if attr is None:
+        return None
+    offset, count = (v.value.data for v in attr.data)  # type: ignore[attr-defined]
+    return offset, count
+
+
 def target_name(module: ModuleOp) -> str | None:
     attr = module.attributes.get("kt.target")
     return None if attr is None else attr.data  # type: ignore[attr-defined]

@@ -127,16 +127,23 @@ class Kernel:
     # ---- tracing -------------------------------------------------------------------------
 
     def trace(self, target: str | None = None, **constants) -> KernelTrace:
+        return self.trace_copies(target, True, constants)
+
+    def trace_copies(self, target: str | None, tensor_copies: bool,
+                     constants: dict[str, Any]) -> KernelTrace:
+        """`trace`, choosing whether group loads may be tensor (TMA) copies where the target
+        has them: a GPU call whose tensors cannot have tensor maps traces without."""
         from .. import targets
         tgt = targets.get(self.target_name(target))
         values = self.resolve_constants(constants)
-        key = (self._source_hash, tgt.name, tuple(sorted((k, repr(v)) for k, v in values.items())))
+        key = (self._source_hash, tgt.name, tuple(sorted((k, repr(v)) for k, v in values.items())),
+               tensor_copies)
         cached = self._traces.get(key)
         if cached is None:
             from .trace_kernel import trace_kernel
-            cached = trace_kernel(self, tgt, values)
+            cached = trace_kernel(self, tgt, values, tensor_copies=tensor_copies)
             for message in cached.warnings:
-                warnings.warn(message, KernelWarning, stacklevel=2)
+                warnings.warn(message, KernelWarning, stacklevel=3)
             self._traces[key] = cached
         return cached
 

@@ -6,6 +6,8 @@ import traceback
 from contextlib import contextmanager
 from typing import Any
 
+from xdsl.dialects.builtin import BoolAttr
+
 from ..errors import InternalError, KernelError, KtileError, SourceLoc
 from ..ir import emit
 from ..ir import types as irt
@@ -43,7 +45,7 @@ class _GridParams:
                            f"a constant of the kernel", hint=f"known names: {known}")
 
 
-def trace_kernel(kernel, target, constants: dict[str, Any]):
+def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool = True):
     from ..passes import run_pipeline
     from .kernel import KernelTrace
 
@@ -79,6 +81,8 @@ def trace_kernel(kernel, target, constants: dict[str, Any]):
     coindexed = sorted({tuple(sorted(v)) for v in trace.coindexed.values() if len(v) > 1})
     result = KernelTrace(kernel.name, b.module, target, kernel.params, constants, kernel.warps,
                          coindexed)
+    if not tensor_copies:
+        b.module.attributes["kt.tensor_copies"] = BoolAttr.from_bool(False)
     result.warnings = run_pipeline(b.module, target)
     result.seconds = {"trace": traced - start, "passes": time.perf_counter() - traced}
     return result

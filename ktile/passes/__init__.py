@@ -1,6 +1,6 @@
 """The pass pipeline: one straight list, each pass one file named after it.
 
-`ktile-opt -p verify,fragments,lds-alloc,waits,budgets` runs the same passes by name. Each pass
+`ktile-opt -p verify,fragments,tensor-maps,lds-alloc,waits,budgets` runs the same passes by name. Each pass
 reads its target from the module attribute `kt.target`; a user error is a `KernelError` that
 points at the kernel's line; warnings come back from `run_pipeline` as strings.
 """
@@ -16,14 +16,16 @@ from ..targets.base import Target
 from .budgets import Budgets
 from .fragments import Fragments
 from .lds_alloc import LdsAlloc
+from .tensor_maps import TensorMaps
 from .verify import Verify
 from .waits import Waits
 
 PIPELINE: list[type[ModulePass]] = [
     Verify,      # first: the others assume a block that fits, supported dtypes, uniform barriers
     Fragments,   # after verify: looks up the MMA instruction of each operand dtype
-    LdsAlloc,    # needs nothing derived; before budgets, which reads its kt.lds_bytes
-    Waits,       # needs nothing derived: any place after verify would do
+    TensorMaps,  # needs nothing derived: which group loads are TMA copies, their tensor maps
+    LdsAlloc,    # after tensor-maps (TMA tiles get mbarriers); before budgets (kt.lds_bytes)
+    Waits,       # after lds-alloc: names the mbarrier slots each wait completes
     Budgets,     # last: registers cost per fragment (fragments), shared bytes come from lds-alloc
 ]
 
@@ -48,5 +50,5 @@ def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, KernelWarning)]
 
 
-__all__ = ["PIPELINE", "PASSES", "run_pipeline", "Budgets", "Fragments", "LdsAlloc", "Verify",
-           "Waits"]
+__all__ = ["PIPELINE", "PASSES", "run_pipeline", "Budgets", "Fragments", "LdsAlloc",
+           "TensorMaps", "Verify", "Waits"]

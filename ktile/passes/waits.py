@@ -13,6 +13,10 @@ a copy is still filling (trap 4 when a barrier came
 between: a barrier does not wait for the copy); no copy into a shared tile that a copy is
 still filling or a shared load still reading; and no copy in flight when the kernel ends (a
 shared load never used is harmless on the hardware; the interpreter reports it at run time).
+A TMA copy (one the tensor-maps pass gave a `map`: sm_90a) is a "vm" op like any other, but
+completes on its tile's mbarrier, not on the counter: a wait's `vm` counts only the other
+copies, and its `arrivals` lists the slots (lds-alloc) of the TMA copies it completes on some
+path — those it names and every older one still in flight, as the counter completes the rest.
 
 The analysis keeps, per path, the queue of asynchronous ops in flight in issue order. A tile
 is named by SSA values; names follow the tile through loop-carried values and branch results.
@@ -24,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -66,6 +70,20 @@ class Waits(ModulePass):
         for wait in fn.walk():
             if isinstance(wait, kt.WaitForOp):
                 set_counts(wait, analysis.counts, target)
+                set_arrivals(wait, analysis.completes)
+
+
+def set_arrivals(wait: kt.WaitForOp, completes: dict[Operation, set[int]]) -> None:
+    slots = sorted(completes.get(wait, ()))
+    if not slots:
+        wait.properties.pop("arrivals", None)
+        return
+    wait.properties["arrivals"] = ArrayAttr([IntegerAttr(s, i64) for s in slots])
+
+
+def is_tensor_copy(e: InFlight) -> bool:
+    """A TMA copy: completes on its tile's mbarrier, not on the "vm" counter."""
+    return e.op.properties.get("map") is not None
 
 
 def set_counts(wait: kt.WaitForOp, counts: dict[tuple[Operation, str], int],
@@ -86,6 +104,8 @@ class InFlightAnalysis:
     def __init__(self, target: Target):
         self.target = target
         self.counts: dict[tuple[Operation, str], int] = {}
+        self.completes: dict[Operation, set[int]] = {}   # wait → arrival slots of the copies
+                                                         # it completes on some path
 
     def block(self, block: Block, paths: Paths) -> Paths:
         for op in block.ops:
@@ -138,12 +158,24 @@ class InFlightAnalysis:
             hits = [i for i in live if queue[i].names & named]
             newest = hits[-1] if hits else -1
             if hits:
-                count = sum(1 for i in live if i > newest)
-                key = (op, counter)
-                self.counts[key] = min(self.counts.get(key, count), count)
+                self.record(op, counter, queue, live, newest)
             queue = tuple(settled for i, e in enumerate(queue)
                           if (settled := settle(e, i, counter, newest, named, op)) is not None)
         return queue
+
+    def record(self, op: kt.WaitForOp, counter: str, queue: Queue, live: list[int],
+               newest: int) -> None:
+        """On this path the wait completes the live ops of `counter` up to `newest`: the
+        counter's count (over the ops that complete on it) and the TMA copies' slots."""
+        done = [queue[i] for i in live if i <= newest]
+        by_counter = [e for e in done if not is_tensor_copy(e)]
+        if by_counter:
+            count = sum(1 for i in live if i > newest and not is_tensor_copy(queue[i]))
+            key = (op, counter)
+            self.counts[key] = min(self.counts.get(key, count), count)
+        slots = {e.op.prop_int("arrival") for e in done if is_tensor_copy(e)} - {None}
+        if slots:
+            self.completes.setdefault(op, set()).update(slots)
 
     # ---- structured control flow ---------------------------------------------------------
 
@@ -317,6 +349,8 @@ def barrier_error(op: Operation, e: InFlight, target: Target) -> KernelError:
     """Trap 4: the copy is in flight at a barrier, and its tile is then read unwaited."""
     counter = target.wait_counter("vm")
     isa = counter.isa_name if counter else "its own completion counter"
+    if is_tensor_copy(e):
+        isa = "its tile's mbarrier (a TMA copy)"
     return error_at(
         op, f"the copy into the shared tile at {line_of(e.op)} is still in flight at the "
             f"barrier at {line_of(e.barrier)}: on {target.name} it completes on {isa}, which a "

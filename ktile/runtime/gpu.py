@@ -7,8 +7,9 @@ The first call with a new signature (dtype, shape, stride and device of every te
 all the work and all the checks: the device's target, the trace, the build (cached in memory
 per trace and device, on disk by content), the load, the grid (the kernel's grid function on
 the shapes), the stride and alignment checks, the target's index limit (AMD: extents and row
-strides below 2^31), the extents and strides in the parameter block.
-It then generates `call.fast` for that signature (`fastcall.py`): a call whose signature
+strides below 2^31), the extents and strides in the parameter block, and on sm_90a the tensor maps of the kernel's
+TMA copies (`tensor_maps.py`; a signature no map can describe runs the kernel traced without
+TMA copies). It then generates `call.fast` for that signature (`fastcall.py`): a call whose signature
 matches compares one tuple, writes the data pointers into the parameter block (checking their
 alignment) and launches once on torch's current stream.
 
@@ -26,6 +27,7 @@ from .devices import device, target_of
 from .fastcall import ALIGNMENT, fast_call
 from .grid import grid_function
 from .loaders.packing import KernelParams
+from .tensor_maps import CallMaps
 
 # target.vendor → the loader module of its code objects
 LOADERS = {
@@ -49,6 +51,8 @@ class GpuCall:
         self._written: list[int] = []
         self._launch = None
         self.fast = self._prepare_and_run        # the first call prepares
+        self.tensor_copies = False               # whether the last signature's build has TMA
+        self.no_tensor_copies_because: str | None = None   # why a signature could not
 
     # ---- the slow path: a new signature --------------------------------------------------
 
@@ -63,7 +67,7 @@ class GpuCall:
         arguments = check_arguments(kernel, args)
         check_same_device(kernel, arguments)
         dev = device(args[0].get_device())
-        trace = kernel.trace(self._target_name(dev), **self.constants)
+        trace, maps = self._trace(self._target_name(dev), arguments)
         check_coindexed(kernel, trace, arguments)
         self._written = trace.written_params
         check_strides(kernel, trace, arguments)
@@ -77,11 +81,43 @@ class GpuCall:
         grid = grid_function(trace)(shapes)
         _check_grid(kernel, grid, loader.MAX_GRID)
         with self._lock:
+            self.params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0)
             self.params.set_layout(shapes, [kernel_strides(a) for a in arguments])
-            self._launch = _nothing if min(grid) <= 0 else loaded.bind(grid, self.params.pointers)
+            self._launch = _nothing if min(grid) <= 0 else self._bind(loaded, grid, maps)
         self.fast = self._code.make_fast(self._code.signature_of(args), *self.params.globals,
                                          self._launch, self._prepare_and_run, self._misaligned,
                                          self._lock)
+
+    def _trace(self, target: str, arguments) -> tuple:
+        """The trace with TMA copies and the call's maps where every map can describe its
+        tensor, else the trace without TMA copies (and no maps)."""
+        trace = self.kernel.trace_copies(target, True, self.constants)
+        maps = CallMaps.of(trace)
+        if maps is None:
+            return trace, None
+        loader = import_module(LOADERS[trace.target.vendor])
+        refusal = maps.refusal([p.name for p in self.kernel.params],
+                               [a.shape for a in arguments],
+                               [kernel_strides(a) for a in arguments],
+                               [a.value.data_ptr() for a in arguments],
+                               loader.encode_tensor_map, loader.describe_result)
+        self.tensor_copies = refusal is None
+        self.no_tensor_copies_because = refusal
+        if refusal is None:
+            return trace, maps
+        return self.kernel.trace_copies(target, False, self.constants), None
+
+    def _bind(self, loaded, grid, maps):
+        """The launch; with tensor maps, each call first points the block at its data's maps."""
+        launch = loaded.bind(grid, self.params.pointers)
+        if maps is None:
+            return launch
+        pointers, structs = self.params.pointers, self.params.globals
+
+        def launch_with_maps() -> None:
+            maps.point(pointers, [g.data for g in structs])
+            launch()
+        return launch_with_maps
 
     def _target_name(self, dev) -> str:
         """The call's target, the kernel's arch, else the device's; it must be the device's."""

@@ -50,6 +50,15 @@ class WaitCounter:
 
 
 @dataclass(frozen=True)
+class TensorBox:
+    """The TMA box of a copy into one shared tile shape: `cols` × `rows` elements (one
+    swizzle atom wide), `swizzle_bytes` the swizzle mode (128, 64 or 32)."""
+    cols: int
+    rows: int
+    swizzle_bytes: int
+
+
+@dataclass(frozen=True)
 class Multiprocessor:
     """One NVIDIA multiprocessor's limits, for the occupancy estimate of a build."""
     registers: int                  # 32-bit registers per SM
@@ -93,6 +102,13 @@ class Target:
     global_index_limit: int = 0      # a global argument's extents, and its row / column
                                      # strides in elements and in bytes, must be below
                                      # this (AMD buffer addressing); 0: no such limit
+    tensor_copy_swizzles: tuple[int, ...] = ()  # row widths in bytes (a multiple of the first,
+                                     # or one of the others) whose shared tile layout is a TMA
+                                     # swizzle mode: group loads into such tiles are TMA copies,
+                                     # completing on an mbarrier per tile (sm_90a)
+    max_arrivals: int = 0            # the most tiles a kernel's TMA copies may write
+    copy_alignment: int = 16         # bytes a tile a TMA copy writes is aligned to (sm_90a:
+                                     # the swizzle repeats on 1024-byte boundaries)
     notes: tuple[str, ...] = field(default=())
 
     def mma_shape_for(self, dtype: str) -> MmaShape | None:
@@ -105,6 +121,22 @@ class Target:
 
     def supports_dtype(self, dtype: str) -> bool:
         return dtype in self.dtypes
+
+    def tensor_box(self, rows: int, cols: int, elem_bytes: int) -> TensorBox | None:
+        """The TMA box of a copy into a rows × cols shared tile of `elem_bytes` elements, None
+        when the target has no tensor copies or the tile's layout is no swizzle mode. Mirrors
+        `kt::tensor_box` (nvidia/hopper/tensor_copy.hpp): a box is at most 256 rows and
+        divides the tile's rows."""
+        if not self.tensor_copy_swizzles:
+            return None
+        row_bytes, widest = cols * elem_bytes, self.tensor_copy_swizzles[0]
+        swizzle = widest if row_bytes % widest == 0 else (
+            row_bytes if row_bytes in self.tensor_copy_swizzles else 0)
+        box_rows = rows if rows <= 256 else next(
+            (b for b in range(256, 7, -8) if rows % b == 0), 0)
+        if not swizzle or not box_rows:
+            return None
+        return TensorBox(swizzle // elem_bytes, box_rows, swizzle)
 
     def wait_counter(self, name: str) -> WaitCounter | None:
         return next((c for c in self.wait_counters if c.name == name), None)

@@ -65,12 +65,18 @@ TARGET = Target(
         shared_bytes=233472,            # 228 KiB per SM
         shared_reserved_per_block=1024),
     dtypes=("bf16", "fp16", "fp32", "i32", "i8", "bool", "fp8"),
+    # PTX ISA: cp.async.bulk.tensor (TMA) completes on an mbarrier (complete_tx), not on the
+    # cp.async group counter; CUDA driver API, CUtensorMapSwizzle: the 128B / 64B / 32B modes
+    # XOR address bits [4, 4+b) with [7, 7+b), exactly shared_tile.hpp's layouts
+    max_arrivals=16,                    # kt::arrivals keeps two bits per slot in a register
+    tensor_copy_swizzles=(128, 64, 32),
+    copy_alignment=1024,                # a TMA copy's tile: the swizzle repeats per 1 KiB
     notes=(
         "mma.sync e4m3 has no native path on sm_90a: ptxas 13.0 unpacks to f16 "
         "(F2FP.F16.E4M3.UNPACK_B) and issues two HMMA.16816 (exact, but at f16 rate); "
         "wgmma e4m3 becomes a native QGMMA.",
         "TMA loads (cp.async.bulk.tensor) complete on an mbarrier, not on the cp.async "
-        "group counter.",
+        "group counter: a wait names the mbarriers of the TMA copies it completes.",
         "The shared-memory limit needs cudaFuncSetAttribute(MaxDynamicSharedMemorySize); "
         "without it a block gets 48 KiB, static and dynamic together. 1 KiB per block is reserved "
         "on top (H200).",

@@ -1,6 +1,6 @@
 """ktile-opt: read a kt module, run passes by name, print the result.
 
-    ktile-opt kernel.mlir -p verify,fragments,lds-alloc,waits,budgets
+    ktile-opt kernel.mlir -p verify,fragments,tensor-maps,lds-alloc,waits,budgets
     ktile-opt kernel.mlir                      # parse and print (round trip)
     ktile-opt bad.mlir -p waits --verify-diagnostics --split-input-file
 

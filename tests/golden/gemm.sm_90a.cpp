@@ -21,8 +21,8 @@ __host__ __device__ kt::dim3 gemm__grid(const kt::gl<kt::bf16>& v0, const kt::gl
 }
 
 #line 28
-extern "C" __global__ __launch_bounds__(32) void gemm(kt::gl<kt::bf16> v0, kt::gl<kt::bf16> v1, kt::gl<float> v2) {
-#line 30
+extern "C" __global__ __launch_bounds__(32) void gemm(kt::gl<kt::bf16> v0, kt::gl<kt::bf16> v1, kt::gl<float> v2, const __grid_constant__ kt::tensor_map kt_map0, const __grid_constant__ kt::tensor_map kt_map1) {
+  kt::arrivals<2, 8192> kt_arrivals;
   kt::index_t v3 = kt::block_idx_y();
 #line 30
   kt::index_t v4 = kt::block_idx_x();
@@ -44,9 +44,9 @@ extern "C" __global__ __launch_bounds__(32) void gemm(kt::gl<kt::bf16> v0, kt::g
   for (kt::index_t v14 = v11; v14 < v10; v14 += v12) {
     const kt::index_t v16 = 0;
 #line 35
-    kt::copy_async(v5, v0, kt::coord{v16, v16, v3, v14});
-    kt::copy_async(v6, v1, kt::coord{v16, v16, v4, v14});
-    kt::wait<0, -1>();
+    kt::copy_async<0>(v5, v0, kt::coord{v16, v16, v3, v14}, kt_arrivals, kt_map0);
+    kt::copy_async<1>(v6, v1, kt::coord{v16, v16, v4, v14}, kt_arrivals, kt_map1);
+    kt::wait<-1, -1>(); kt::wait_arrivals<0, 1>(kt_arrivals);
     kt::barrier();
     kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_a> v17; kt::lds_load(v17, v5, v16, v16);
     kt::rt<kt::bf16, 32, 64, kt::row, kt::frag_b> v18; kt::lds_load(v18, v6, v16, v16);

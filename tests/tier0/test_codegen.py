@@ -233,12 +233,17 @@ def _register_operand_names(line, lines) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("target, first, second", [
-    ("gfx950", "kt::wait<0, -1>();", "kt::wait<-1, 0>(); kt::bind(v17); kt::bind(v18);"),
-    ("sm_90a", "kt::wait<0, -1>();", "kt::wait<-1, -1>(); kt::bind(v17); kt::bind(v18);"),
+@pytest.mark.parametrize("target, tensor_copies, first, second", [
+    ("gfx950", True, "kt::wait<0, -1>();", "kt::wait<-1, 0>(); kt::bind(v17); kt::bind(v18);"),
+    # sm_90a: the group loads are TMA copies completing on their tiles' mbarriers (slots 0, 1)
+    ("sm_90a", True, "kt::wait<-1, -1>(); kt::wait_arrivals<0, 1>(kt_arrivals);",
+     "kt::wait<-1, -1>(); kt::bind(v17); kt::bind(v18);"),
+    # traced without TMA copies (a call whose tensors have no tensor maps): cp.async groups
+    ("sm_90a", False, "kt::wait<0, -1>();", "kt::wait<-1, -1>(); kt::bind(v17); kt::bind(v18);"),
 ])
-def test_waits_carry_the_derived_counts(target, first, second):
-    _, lines = _lines("gemm", target)
+def test_waits_carry_the_derived_counts(target, tensor_copies, first, second):
+    trace = gemm.trace_copies(target, tensor_copies, {})
+    lines = translate_lines(trace.module, trace.target)
     waits = [line.text.strip() for line in lines if isinstance(line.op, kt.WaitForOp)]
     assert waits == [first, second]
 

@@ -342,7 +342,8 @@ def barrier_is_not_a_wait(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
 
 
 @pytest.mark.parametrize("target,counter", [("gfx950", "vmcnt"), ("gfx942", "vmcnt"),
-                                            ("gfx1201", "loadcnt"), ("sm_90a", "cp.async group")])
+                                            ("gfx1201", "loadcnt"),
+                                            ("sm_90a", "its tile's mbarrier (a TMA copy)")])
 def test_waits_refuses_a_copy_in_flight_at_a_barrier_trap_4(target, counter):
     error = refusal(barrier_is_not_a_wait, target)
     assert error.message == (
@@ -451,7 +452,9 @@ def test_waits_derives_the_prefetch_counts_of_a_double_buffered_gemm(target):
 
 
 def test_waits_gives_no_lds_count_where_shared_loads_are_scoreboarded():
+    # the swapped buffers are carried through the loop, so their copies stay cp.async ones
     assert _counts(gemm.trace(target="sm_90a")) == [{"vm": 2}, {}, {"vm": 0}]
+    assert _counts(gemm.trace_copies("sm_90a", False, {})) == [{"vm": 2}, {}, {"vm": 0}]
 
 
 def test_the_pipeline_annotates_the_gemm():
@@ -524,9 +527,10 @@ def test_budgets_warns_above_nine_tenths_of_shared_memory():
 
 # ---- the pipeline and ktile-opt ------------------------------------------------------------
 
-def test_the_pipeline_is_the_five_passes_in_order():
+def test_the_pipeline_is_the_six_passes_in_order():
     from ktile.passes import PASSES, PIPELINE
-    assert [p.name for p in PIPELINE] == ["verify", "fragments", "lds-alloc", "waits", "budgets"]
+    assert [p.name for p in PIPELINE] == ["verify", "fragments", "tensor-maps", "lds-alloc",
+                                          "waits", "budgets"]
     assert list(PASSES) == [p.name for p in PIPELINE]
 
 

@@ -21,6 +21,7 @@ DEFAULT_SHARED = 48 * 1024                # static + dynamic above this needs th
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1     # the function's static shared memory
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CUDA_ERROR_INVALID_CONTEXT = 201
+TENSOR_MAP_L2_PROMOTION_256B = 3          # CUtensorMapL2promotion: whole 256-byte L2 lines
 
 _SIGNATURES = {
     "cuInit": (c_uint,),
@@ -34,6 +35,9 @@ _SIGNATURES = {
     "cuFuncGetAttribute": (POINTER(c_int), c_int, c_void_p),
     "cuLaunchKernel": (c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
                        c_void_p, POINTER(c_void_p), POINTER(c_void_p)),
+    "cuTensorMapEncodeTiled": (c_void_p, c_int, c_uint, c_void_p, POINTER(ctypes.c_uint64),
+                               POINTER(ctypes.c_uint64), POINTER(c_uint), POINTER(c_uint),
+                               c_int, c_int, c_int, c_int),
     "cuGetErrorName": (c_int, POINTER(c_char_p)),
     "cuGetErrorString": (c_int, POINTER(c_char_p)),
 }
@@ -191,6 +195,22 @@ def load(build, device_index: int) -> CudaKernel:
     """A Build's cubin loaded on torch's device `device_index`."""
     return CudaKernel(build.code, build.kernel, device_index, threads=build.threads,
                       shared_bytes=build.lds_bytes)
+
+
+def encode_tensor_map(out: int, data_type: int, address: int, dims, strides, box,
+                      swizzle: int) -> int:
+    """cuTensorMapEncodeTiled into the 64-byte aligned 128 bytes at `out`: a rank-4 tiled map
+    (dims and box innermost first, byte strides of the outer three), no interleave,
+    out-of-bounds elements zero-filled. Returns the CUresult (0: encoded)."""
+    u64, u32 = ctypes.c_uint64, c_uint
+    return driver().cuTensorMapEncodeTiled(
+        out, data_type, len(dims), address, (u64 * len(dims))(*dims),
+        (u64 * len(strides))(*strides), (u32 * len(box))(*box), (u32 * len(box))(*[1] * len(box)),
+        0, swizzle, TENSOR_MAP_L2_PROMOTION_256B, 0)
+
+
+def describe_result(result: int) -> str:
+    return driver().describe(result)
 
 
 def current_stream(device_index: int) -> int:

@@ -41,12 +41,14 @@ def pack_global(data: int, shape: Sequence[int], stride: Sequence[int]) -> bytes
 
 
 class KernelParams:
-    """The parameter block of a kernel taking `count` globals: `pointers` is the `void**`
-    that cuLaunchKernel / hipModuleLaunchKernel take."""
+    """The parameter block of a kernel taking `count` globals, then `maps` tensor maps (TMA
+    copies on sm_90a: their addresses are set per call, `ktile/runtime/tensor_maps.py`):
+    `pointers` is the `void**` that cuLaunchKernel / hipModuleLaunchKernel take."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, maps: int = 0):
         self.globals = [GlobalArg() for _ in range(count)]
-        self.pointers = (ctypes.c_void_p * count)(*(ctypes.addressof(g) for g in self.globals))
+        self.pointers = (ctypes.c_void_p * (count + maps))(
+            *(ctypes.addressof(g) for g in self.globals))
 
     def set_layout(self, shapes: Sequence[Sequence[int]], strides: Sequence[Sequence[int]]) -> None:
         """Extents and strides: set when the call's signature changes."""

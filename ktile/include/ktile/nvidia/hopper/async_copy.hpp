@@ -1,6 +1,9 @@
 // ktile / NVIDIA Hopper: kt::copy_async (global -> shared, the whole block), kt::wait<VM, LDS>,
 // kt::bind and kt::barrier — traps 1 and 4 (docs/cpp-api.md, "Waits, binds and barriers").
 //
+// A copy the tensor-maps pass gave a tensor map is a TMA copy completing on its tile's mbarrier
+// (tensor_copy.hpp, arrivals.hpp; waited by kt::wait_arrivals). The others are below.
+//
 // copy_async: every thread of the block (blockDim.x of them, warps × 32) takes 16-byte chunks
 // in turn (consecutive threads, consecutive chunks: coalesced) and issues `cp.async.cg` with a
 // source size, so a chunk partly or wholly outside the global is zero-filled by the hardware.
@@ -14,6 +17,7 @@
 #include "ktile/nvidia/hopper/global_access.hpp"
 #include "ktile/nvidia/hopper/register_tile.hpp"
 #include "ktile/nvidia/hopper/shared_tile.hpp"
+#include "ktile/nvidia/hopper/tensor_copy.hpp"
 
 namespace kt {
 namespace detail {
@@ -107,6 +111,16 @@ template <class T, int L, class U>
 __device__ __forceinline__ void copy_async(sv<T, L>& dst, const gl<U>& g, coord at) {
   static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared vector's element type must be the global's");
   detail::copy_window<T, 1, L>(dst, g, at.b, at.d, at.r, at.c * L, [](int, int k) { return 16u * k; });
+}
+
+// The TMA copy into the tile of arrival slot S, with the tensor map the host encoded for this
+// parameter and tile shape.
+template <int S, class T, int R, int C, class U, class A>
+__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, coord at, A& arrivals,
+                                           const tensor_map& map) {
+  static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared tile's element type must be the global's");
+  arrivals.template issued<S>();
+  detail::tensor_copy(dst, map, A::address(S), at.c * C, at.r * R, at.d, at.b);
 }
 
 // Wait until at most VM of this thread's copy_async groups are in flight (VM = -1: no wait).

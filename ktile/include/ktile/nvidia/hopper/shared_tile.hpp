@@ -84,12 +84,19 @@ template <class T, int L> struct is_sv<sv<T, L>> : std::true_type {};
 
 // The shared tile or vector at byte OFFSET of the block's dynamic shared memory (OFFSET from the
 // lds-alloc pass; the launcher passes the kernel's total `kt.lds_bytes` at launch).
+namespace detail {
+// The block's dynamic shared memory (its size is the kernel's `kt.lds_bytes`, passed at launch).
+__device__ __forceinline__ unsigned char* dynamic_shared() {
+  extern __shared__ __align__(1024) unsigned char kt_dynamic_shared[];   // wgmma / TMA swizzle atoms repeat per 1 KiB
+  return kt_dynamic_shared;
+}
+}  // namespace detail
+
 template <class S, int OFFSET>
 __device__ __forceinline__ S& shared_at() {
   static_assert(OFFSET >= 0 && OFFSET % 16 == 0, "kt::shared_at: offsets are 16-byte aligned (the lds-alloc pass aligns them)");
   static_assert(detail::is_st<S>::value || detail::is_sv<S>::value, "kt::shared_at places a kt::st or kt::sv");
-  extern __shared__ __align__(1024) unsigned char kt_dynamic_shared[];   // wgmma swizzle atoms repeat per 1 KiB
-  return *reinterpret_cast<S*>(kt_dynamic_shared + OFFSET);
+  return *reinterpret_cast<S*>(detail::dynamic_shared() + OFFSET);
 }
 
 static_assert(sizeof(st<bf16, 16, 16>) == 16 * 16 * 2, "a shared tile takes exactly rows x cols x sizeof(T) bytes");
