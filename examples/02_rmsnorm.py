@@ -28,13 +28,20 @@ def rmsnorm(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16],
         o[hk.tile_coord(b, 0, r, c)] = (xs * inv_rms * ws).to(hk.bf16)
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=16)
+# the staged kernels hold WIDTH columns of a row block: fewer than the row would leave the rest
+# unnormalised, so a call with a WIDTH under x.cols is refused (on every backend)
+WIDTH_COVERS_ROWS = [(lambda p: p.WIDTH >= p.x.cols,
+                      "WIDTH (the columns a block holds) must be at least x.cols: pass "
+                      "WIDTH=staged_width(x.cols)")]
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=16, requires=WIDTH_COVERS_ROWS)
 def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
                    WIDTH: hk.Constexpr[int] = 1024, COLS: hk.Constexpr[int] = 64,
                    eps: hk.Constexpr[float] = 1e-6):
     """x is read from global memory once: 16 rows of up to WIDTH columns go to shared memory in
     one group load, and each warp reads its column tiles from there twice (sub-tile loads).
-    WIDTH must be at least the row length (`staged_width`), as for `rmsnorm_persistent`."""
+    WIDTH must be at least the row length (`staged_width`; a call with less is refused)."""
     b, r, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
     hk.group.load(rows, x[hk.tile_coord(b, 0, r, 0)])
@@ -56,7 +63,7 @@ def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk
         o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv_rms * ws).to(hk.bf16)
 
 
-@hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=16)
+@hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=16, requires=WIDTH_COVERS_ROWS)
 def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
                        WIDTH: hk.Constexpr[int] = 1024, COLS: hk.Constexpr[int] = 64,
                        BLOCKS: hk.Constexpr[int] = 132, eps: hk.Constexpr[float] = 1e-6):
@@ -65,8 +72,8 @@ def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tenso
     registers, where it stays; as soon as every warp holds its tiles, the next row block is
     copied into the same shared tile (on sm_90a one TMA copy, issued by one warp) while this
     one is reduced, normalised and stored. WIDTH (a multiple of COLS × 16, at least the row
-    length) is what each block holds; the caller picks it (`staged_width`): a WIDTH under the
-    row length would normalise only the first WIDTH columns, and nothing checks that yet."""
+    length) is what each block holds; the caller picks it (`staged_width`): a call with a
+    WIDTH under the row length is refused."""
     b, first, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     blocks = hk.cdiv(x.rows, 16)
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError, KernelError
-from ..runtime.arguments import check_arguments, check_coindexed
+from ..runtime.arguments import check_arguments, check_coindexed, check_requirements
 from ..runtime.arguments import check_strides, kernel_strides
 from .build import build_emulator
 from .launch import as_launch_tensor, read_results, write_launch
@@ -33,6 +33,7 @@ def emulate(kernel, *tensors, target: str | None = None, timeout: float = RUN_TI
     arguments = check_arguments(kernel, tensors)
     _check_on_host(kernel, arguments)
     check_coindexed(kernel, trace, arguments)
+    check_requirements(kernel, trace.constants, arguments)
     check_strides(kernel, trace, arguments)
     written = set(trace.written_params)
     launch = [as_launch_tensor(a, kernel_strides(a), i in written)

@@ -13,6 +13,7 @@ import hashlib
 import inspect
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -71,12 +72,14 @@ class KernelTrace:
 
 
 class Kernel:
-    def __init__(self, fn: Callable, grid: Callable | None, warps: int, arch: str | None):
+    def __init__(self, fn: Callable, grid: Callable | None, warps: int, arch: str | None,
+                 requires: Sequence[tuple[Callable, str]] = ()):
         self.fn = fn
         self.name = fn.__name__
         self.grid = grid
         self.warps = warps
         self.arch = arch
+        self.requires = tuple(requires)
         self.def_loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>",
                                  fn.__code__.co_firstlineno)
         self.params, self.constexprs = _signature(fn, self.def_loc)
@@ -98,6 +101,13 @@ class Kernel:
         if not isinstance(self.warps, int) or isinstance(self.warps, bool) or self.warps <= 0:
             raise KernelError(f"warps must be a positive int, got {self.warps!r}",
                               loc=self.def_loc, kernel=self.name)
+        for item in self.requires:
+            if not (isinstance(item, tuple) and len(item) == 2 and callable(item[0])
+                    and isinstance(item[1], str)):
+                raise KernelError(f"requires takes (predicate, message) pairs, got {item!r}",
+                                  loc=self.def_loc, kernel=self.name,
+                                  hint='requires=[(lambda p: p.WIDTH >= p.x.cols, "WIDTH must '
+                                       'be at least the row length")]')
 
     # ---- constants and targets -----------------------------------------------------------
 
@@ -222,10 +232,14 @@ def _signature(fn: Callable, loc: SourceLoc):
     return tuple(params), constexprs
 
 
-def kernel(fn: Callable | None = None, *, grid=None, warps: int = 1, arch: str | None = None):
-    """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`."""
+def kernel(fn: Callable | None = None, *, grid=None, warps: int = 1, arch: str | None = None,
+           requires: Sequence[tuple[Callable, str]] = ()):
+    """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`. `requires`: the
+    call's preconditions, (predicate, message) pairs; a predicate reads `p` as the grid
+    function does (`p.x.cols`, `p.WIDTH`) and a call that fails one is refused before it runs,
+    on every backend."""
     def wrap(f: Callable) -> Kernel:
-        return Kernel(f, grid, warps, arch)
+        return Kernel(f, grid, warps, arch, requires)
     if fn is not None:
         return wrap(fn)
     return wrap

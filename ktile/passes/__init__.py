@@ -1,8 +1,9 @@
 """The pass pipeline: one straight list, each pass one file named after it.
 
-`ktile-opt -p verify,fragments,tensor-maps,lds-alloc,waits,budgets` runs the same passes by name. Each pass
-reads its target from the module attribute `kt.target`; a user error is a `KernelError` that
-points at the kernel's line; warnings come back from `run_pipeline` as strings.
+`ktile-opt -p verify,fragments,tensor-maps,lds-alloc,waits,budgets` runs the same passes by
+name. Each pass reads its target from the module attribute `kt.target`; a user error is a
+`KernelError` that points at the kernel's line; warnings come back from `run_pipeline` as
+strings.
 """
 from __future__ import annotations
 

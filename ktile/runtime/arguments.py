@@ -91,6 +91,41 @@ def check_coindexed(kernel, trace, arguments: list[Argument]) -> None:
                     kernel=kernel.name, hint="pass tensors of the same shape")
 
 
+class _Shape:
+    """What a requirement reads of a tensor parameter: its four extents."""
+    __slots__ = ("batch", "depth", "rows", "cols", "shape")
+
+    def __init__(self, shape: tuple[int, int, int, int]):
+        self.shape = shape
+        self.batch, self.depth, self.rows, self.cols = shape
+
+
+class _Call:
+    """`p` of a requirement: each tensor parameter's extents and each constant, by name."""
+
+    def __init__(self, constants: dict[str, Any], arguments: list[Argument]):
+        self.__dict__.update(constants)
+        self.__dict__.update({a.name: _Shape(a.shape) for a in arguments})
+
+
+def check_requirements(kernel, constants: dict[str, Any], arguments: list[Argument]) -> None:
+    """The kernel's own preconditions (`@hk.kernel(requires=[(predicate, message)])`), each
+    a function of the call's shapes and constants, as the grid function is; a call that does
+    not meet one is refused, with the author's message and the values it read. `constants`:
+    all of the kernel's, defaults included (`trace.constants`)."""
+    if not kernel.requires:
+        return
+    p = _Call(constants, arguments)
+    for predicate, message in kernel.requires:
+        if not predicate(p):
+            shapes = ", ".join(f"{a.name} {a.shape}" for a in arguments)
+            values = ", ".join(f"{k}={v!r}" for k, v in constants.items())
+            raise InputError(f"this call does not meet the kernel's requirement: {message} "
+                             f"(shapes: {shapes}; constants: {values or 'none'})",
+                             kernel=kernel.name, loc=kernel.def_loc,
+                             hint="change the call (or its constants) to meet it")
+
+
 def check_same_device(kernel, arguments: list[Argument]) -> str:
     devices = {a.device for a in arguments}
     if len(devices) > 1:

@@ -6,12 +6,13 @@
 The first call with a new signature (dtype, shape, stride and device of every tensor) does
 all the work and all the checks: the device's target, the trace, the build (cached in memory
 per trace and device, on disk by content), the load, the grid (the kernel's grid function on
-the shapes), the stride and alignment checks, the target's index limit (AMD: extents and row
-strides below 2^31), the extents and strides in the parameter block, and on sm_90a the tensor maps of the kernel's
-TMA copies (`tensor_maps.py`; a signature no map can describe runs the kernel traced without
-TMA copies). It then generates `call.fast` for that signature (`fastcall.py`): a call whose signature
-matches compares one tuple, writes the data pointers into the parameter block (checking their
-alignment) and launches once on torch's current stream.
+the shapes), the kernel's own requirements, the stride and alignment checks, the target's
+index limit (AMD: extents and row strides below 2^31), the extents and strides in the
+parameter block, and on sm_90a the tensor maps of the kernel's TMA copies (`tensor_maps.py`;
+a signature no map can describe runs the kernel traced without TMA copies). It then generates
+`call.fast` for that signature (`fastcall.py`): a call whose signature matches compares one
+tuple, writes the data pointers into the parameter block (checking their alignment) and
+launches once on torch's current stream.
 
 The loader is chosen by `target.vendor` from `LOADERS`; nothing here names a backend.
 """
@@ -21,7 +22,7 @@ import threading
 from importlib import import_module
 
 from ..errors import InputError, KernelError
-from .arguments import (check_arguments, check_coindexed, check_index_limit,
+from .arguments import (check_arguments, check_coindexed, check_index_limit, check_requirements,
                         check_same_device, check_strides, copy_fix, kernel_strides)
 from .devices import device, target_of
 from .fastcall import ALIGNMENT, fast_call
@@ -67,6 +68,7 @@ class GpuCall:
         arguments = check_arguments(kernel, args)
         check_same_device(kernel, arguments)
         dev = device(args[0].get_device())
+        check_requirements(kernel, kernel.resolve_constants(self.constants), arguments)
         trace, maps = self._trace(self._target_name(dev), arguments)
         check_coindexed(kernel, trace, arguments)
         self._written = trace.written_params

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from .. import config
 from ..errors import InputError
-from .arguments import (check_arguments, check_coindexed, check_same_device, from_carrier,
-                        to_carrier)
+from .arguments import (check_arguments, check_coindexed, check_requirements, check_same_device,
+                        from_carrier, to_carrier)
 
 BACKENDS = ("auto", "interpret")
 
@@ -33,6 +33,7 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
     check_same_device(kernel, arguments)
     trace = kernel.trace(target, **constants)
     check_coindexed(kernel, trace, arguments)
+    check_requirements(kernel, trace.constants, arguments)
     return run_interpreter(trace, arguments)
 
 

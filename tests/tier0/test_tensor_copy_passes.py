@@ -27,7 +27,8 @@ def waits(trace) -> list[tuple[int | None, list[int]]]:
     for op in kernel_func(trace.module).walk():
         if isinstance(op, kt.WaitForOp):
             slots = op.properties.get("arrivals")
-            out.append((op.prop_int("vm"), [] if slots is None else [a.value.data for a in slots.data]))
+            named = [] if slots is None else [a.value.data for a in slots.data]
+            out.append((op.prop_int("vm"), named))
     return out
 
 
