@@ -58,8 +58,8 @@ def lower_alloc(e: Emitter, op: kt.AllocOp) -> None:
 
 
 def lower_copy_async(e: Emitter, op: kt.CopyAsyncOp) -> None:
-    """With an arrival slot (copies completing on mbarriers): `kt::copy_async<slot>(...,
-    kt_arrivals[, kt_mapN])`, the map where the tensor-maps pass gave one."""
+    """A TMA copy (lds-alloc gave it an mbarrier slot, tensor-maps a map):
+    `kt::copy_async<slot>(..., kt_arrivals, kt_mapN)`; any other copy: `kt::copy_async(...)`."""
     args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op.coords)}"
     slot, tensor_map = op.prop_int("arrival"), op.prop_int("map")
     if slot is None:

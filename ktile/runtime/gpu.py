@@ -96,6 +96,7 @@ class GpuCall:
         trace = self.kernel.trace_copies(target, True, self.constants)
         maps = CallMaps.of(trace)
         if maps is None:
+            self.tensor_copies, self.no_tensor_copies_because = False, None
             return trace, None
         loader = import_module(LOADERS[trace.target.vendor])
         refusal = maps.refusal([p.name for p in self.kernel.params],
