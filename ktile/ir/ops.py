@@ -174,8 +174,8 @@ class ScatterOp(KtOp):
 
 @irdl_op_definition
 class AllocOp(KtOp):
-    """A shared tile or vector for the whole block; `lds-alloc` sets its byte offset and, on a
-    target whose copies complete on mbarriers, the `arrival` slot of a tile copied into."""
+    """A shared tile or vector for the whole block; `lds-alloc` sets its byte offset and, for a
+    tile a TMA copy writes (sm_90a), its mbarrier's `arrival` slot."""
     name = "kt.alloc"
     offset = opt_prop_def(IntegerAttr)
     arrival = opt_prop_def(IntegerAttr)
@@ -192,9 +192,9 @@ class AllocOp(KtOp):
 @irdl_op_definition
 class CopyAsyncOp(KtOp):
     """Global → shared, by every warp of the block together, asynchronously: the data is
-    there only after a `kt.wait_for` naming `dst` (counter "vm"). On a target whose copies
-    complete on mbarriers, `arrival` is its tile's slot (lds-alloc) and `map` the kernel's
-    tensor map it may use (tensor-maps)."""
+    there only after a `kt.wait_for` naming `dst` (counter "vm"). A TMA copy (sm_90a) has
+    `map`, the kernel's tensor map it uses (tensor-maps), and `arrival`, its tile's mbarrier
+    slot (lds-alloc): it completes on that mbarrier, not on the counter."""
     name = "kt.copy_async"
     src = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
@@ -285,9 +285,8 @@ class LdsStoreOp(KtOp):
 @irdl_op_definition
 class WaitForOp(KtOp):
     """Wait until the named tiles' asynchronous writes are done. `waits` derives the counts:
-    at most `vm` global→shared copies and `lds` shared→register loads may stay in flight; on a
-    target whose copies complete on mbarriers, `arrivals` lists the slots whose copies it
-    completes."""
+    at most `vm` global→shared copies and `lds` shared→register loads may stay in flight, and
+    `arrivals` lists the mbarrier slots of the TMA copies it completes."""
     name = "kt.wait_for"
     tiles = var_operand_def()
     vm = opt_prop_def(IntegerAttr)

@@ -1,19 +1,19 @@
-// ktile / NVIDIA Hopper: kt::arrivals<N, OFFSET>, the mbarriers sm_90a's copies complete on.
+// ktile / NVIDIA Hopper: kt::arrivals<N, OFFSET>, the mbarriers sm_90a's TMA copies complete on.
 //
-// The lds-alloc pass gives each shared tile or vector that a kernel copies into an arrival slot
-// (0..N-1): an 8-byte mbarrier at OFFSET + 8·slot of the dynamic shared memory. The generated
-// kernel declares one kt::arrivals first thing; its constructor has thread 0 initialise the N
+// The lds-alloc pass gives each shared tile a TMA copy writes an arrival slot (0..N-1): an
+// 8-byte mbarrier at OFFSET + 8·slot of the dynamic shared memory. The generated kernel
+// declares one kt::arrivals first thing; its constructor has thread 0 initialise the N
 // barriers, each expecting one arrival per thread of the block, and the block meet.
 //
-// A copy into slot S (`issued<S>()`, then every thread arrives once: see async_copy.hpp and
-// tensor_copy.hpp) completes one phase of barrier S. Each thread keeps, in one register, the
-// parity of the phase it waits for next (bit S) and which slots have a copy it has not waited
-// for (bit 16 + S);
-// `wait<S>()` spins on `mbarrier.try_wait.parity` for that phase and flips the parity. The waits
-// pass names the slots each wait completes; a slot named on a path where its copy was already
-// waited is skipped by the pending bit, so the parity never runs ahead of the barrier. Every
-// thread runs every copy and wait (copies are block-wide ops), so the registers agree across
-// the block and nvcc folds them away where the slots are known at each point.
+// A copy into slot S (`issued<S>()`, then every thread arrives once, lane 0 of warp 0 with the
+// bytes the copy brings: tensor_copy.hpp) completes one phase of barrier S. Each thread keeps,
+// in one register, the parity of the phase it waits for next (bit S) and which slots have a
+// copy it has not waited for (bit 16 + S); `wait<S>()` spins on `mbarrier.try_wait.parity`
+// for that phase and flips the parity. The waits pass names the slots each wait completes; a
+// slot named on a path where its copy was already waited is skipped by the pending bit, so the
+// parity never runs ahead of the barrier. Every thread runs every copy and wait (copies are
+// block-wide ops), so the registers agree across the block and nvcc folds them away where the
+// slots are known at each point.
 #pragma once
 
 #include <cstdint>
