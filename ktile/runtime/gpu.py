@@ -46,7 +46,7 @@ class GpuCall:
         self.kernel = kernel
         self.target = target
         self.constants = dict(constants)
-        self.params = KernelParams(len(kernel.params))
+        self.params: KernelParams | None = None   # per signature (_prepare): globals, then maps
         self._code = fast_call(len(kernel.params))
         self._lock = threading.Lock()
         self._written: list[int] = []
