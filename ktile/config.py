@@ -12,7 +12,9 @@ class EnvVar:
     doc: str
 
     def get(self) -> str:
-        return os.environ.get(self.name, self.default)
+        """The variable's value; set but empty counts as unset (`KTILE_BACKEND= cmd` means the
+        default, as it does for most tools)."""
+        return os.environ.get(self.name) or self.default
 
 
 TARGET = EnvVar("KTILE_TARGET", "", "target arch when a kernel names none (default gfx1100)")
@@ -41,5 +43,19 @@ ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, HIPCC, CLANG, LLVM_BIN, UPDATE_GOLDEN)
 
 
 def default_target() -> str:
+    """KTILE_TARGET when set, else gfx1100; a name ktile does not know is refused here, naming
+    the variable, since the kernel author never typed it in the call that fails."""
     from . import targets
-    return TARGET.get() or targets.DEFAULT
+    named = TARGET.get()
+    if not named:
+        return targets.DEFAULT
+    if named not in targets.NAMES:
+        from difflib import get_close_matches
+
+        from .errors import KernelError
+        close = get_close_matches(named.strip().lower(), targets.NAMES, n=1)
+        guess = f": did you mean {close[0]}?" if close else ""
+        raise KernelError(f"{TARGET.name}={named} is not a target ktile knows{guess}",
+                          hint=f"set {TARGET.name} to one of {', '.join(targets.NAMES)}, or unset "
+                               f"it (the default is {targets.DEFAULT})")
+    return named

@@ -6,18 +6,22 @@
 A key is the sha256 of everything that decides the code object: the generated source, the
 content of every tile header (hashed once per process), the toolchain's identity and version,
 its flags and the target. An entry is one folder holding the source, the command, the compiler
-log, the code object and `manifest.json` (with the code object's sha256). The manifest is
-written last, so an entry without one is not a build.
+log, the code object and `manifest.json`, which lists every one of those files with its sha256.
+The manifest is written last, so an entry without one is not a build.
 
 Every file is written to a temporary file in its own folder, fsynced and renamed over its
 name, so a reader sees the old file or the new one, never half of one. Builders of one key
 take the key's lock file (fcntl.flock) and look again once they hold it, so processes building
-the same kernel at once build it once. An entry whose code object no longer matches its
-manifest's checksum (a truncated write, a disk error) is not a hit: it is rebuilt. A failed
-build keeps its source, command and log in the entry folder and says where.
+the same kernel at once build it once. An entry any of whose files no longer matches its
+manifest's checksum (a truncated write, a disk error, a hand edit: the log is read back by the
+NVIDIA resource gate, so an emptied log would fail every later build) is not a hit: it is
+rebuilt. A failed build keeps its source, command and log in the entry folder and says where.
+A cache folder that cannot be written (a path under a regular file, a dangling symlink, a
+read-only disk) is a KernelError naming the folder, why, and KTILE_CACHE_DIR.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import hashlib
@@ -32,9 +36,11 @@ from pathlib import Path
 from typing import Callable
 
 from .. import config
+from ..errors import KernelError
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
-LAYOUT = "v1"             # bump when the entry layout changes: old entries are then not read
+LAYOUT = "v2"             # bump when the entry layout changes: old entries are then not read
+                          # (v2: the manifest checks every file of an entry, not only the code)
 MANIFEST = "manifest.json"
 COMMAND = "command.txt"
 LOG = "log.txt"
@@ -138,7 +144,7 @@ def run_command(command: list[str], timeout: float | None = None) -> CompileResu
     """Run a compiler command; stdout and stderr together are its log."""
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=timeout)
+                              text=True, errors="replace", timeout=timeout)
     except FileNotFoundError as exc:
         return CompileResult(list(command), 127, f"cannot run {command[0]}: {exc}\n")
     except subprocess.TimeoutExpired as exc:
@@ -210,22 +216,27 @@ class BuildCache:
     @classmethod
     def default(cls) -> "BuildCache":
         """The folder `KTILE_CACHE_DIR` names, else ~/.cache/ktile (read at each call)."""
-        return cls(config.CACHE_DIR.get() or Path.home() / ".cache" / "ktile")
+        named = config.CACHE_DIR.get()
+        if named and not named.strip():
+            raise _cache_dir_error(repr(named), "the value is only blanks")
+        try:
+            return cls(Path(named or Path.home() / ".cache" / "ktile").expanduser().absolute())
+        except RuntimeError:                 # "~user/…" of an unknown user, or no home at all
+            raise _cache_dir_error(named or "~/.cache/ktile",
+                                   "its home folder (~) cannot be found") from None
 
     def folder(self, key: str) -> Path:
         return self.root / LAYOUT / key[:2] / key
 
     def get(self, key: str) -> CacheEntry | None:
-        """The entry of `key` if it is complete and its code object matches its checksum."""
+        """The entry of `key` if it is complete and every file of it matches its checksum."""
         folder = self.folder(key)
         try:
             manifest = json.loads((folder / MANIFEST).read_text())
-            code = (folder / manifest["code"]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError):
+            whole = _entry_is_whole(folder, manifest, key)
+        except (OSError, ValueError):        # no manifest, an unreadable file, bad JSON
             return None
-        if manifest.get("key") != key or sha256_of(code) != manifest.get("sha256"):
-            return None
-        return CacheEntry(folder, manifest)
+        return CacheEntry(folder, manifest) if whole else None
 
     def get_or_build(self, key: str, source: str, compiler: Compiler, *,
                      source_name: str = "kernel.src", code_name: str = "kernel.bin",
@@ -242,10 +253,21 @@ class BuildCache:
             return self._build(key, source, compiler, source_name, code_name, meta or {}), False
 
     @contextmanager
+    def _writing(self):
+        """Turn a failure to write the cache folder into the user's error (the compiler's own
+        failures are not inside this)."""
+        try:
+            yield
+        except OSError as exc:
+            raise _unusable(self.root, exc) from None
+
+    @contextmanager
     def _locked(self, key: str):
         lock_path = self.folder(key).with_suffix(".lock")
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path, "a+b") as handle:
+        with self._writing():
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_path, "a+b")
+        with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield
@@ -255,30 +277,120 @@ class BuildCache:
     def _build(self, key: str, source: str, compiler: Compiler, source_name: str,
                code_name: str, meta: dict) -> CacheEntry:
         folder = self.folder(key)
-        folder.mkdir(parents=True, exist_ok=True)
-        _remove_quietly(folder / MANIFEST)  # a damaged entry stops being one before we touch it
         source_path, code_path = folder / source_name, folder / code_name
-        write_atomic(source_path, source)
         scratch = folder / f".{code_name}.{os.getpid()}.tmp"
-        _remove_quietly(scratch)
+        with self._writing():
+            folder.mkdir(parents=True, exist_ok=True)
+            _remove_quietly(folder / MANIFEST)  # a damaged entry stops being one before we touch it
+            write_atomic(source_path, source)
+            _remove_quietly(scratch)
         start = time.perf_counter()
         try:
             result = compiler(source_path, scratch)
             seconds = time.perf_counter() - start
-            write_atomic(folder / COMMAND, _shell_line(result.command) + "\n")
-            write_atomic(folder / LOG, result.log)
-            if result.returncode != 0 or not scratch.is_file():
-                raise BuildFailed(folder, source_path, result)
-            code = scratch.read_bytes()
-            _fsync_file(scratch)
-            os.replace(scratch, code_path)  # the compiler wrote the scratch file in this folder
+            with self._writing():
+                code = self._keep_output(folder, source_path, scratch, code_path, result)
         finally:
             _remove_quietly(scratch)
+        files = {source_name: sha256_of(source_path.read_bytes()), code_name: sha256_of(code),
+                 COMMAND: sha256_of((folder / COMMAND).read_bytes()),
+                 LOG: sha256_of((folder / LOG).read_bytes())}
         manifest = {"key": key, "source": source_name, "code": code_name, "sha256": sha256_of(code),
-                    "bytes": len(code), "seconds": round(seconds, 3), "created": time.time(),
-                    **meta}
-        write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+                    "files": files, "bytes": len(code), "seconds": round(seconds, 3),
+                    "created": time.time(), **meta}
+        with self._writing():
+            write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         return CacheEntry(folder, manifest)
+
+    @staticmethod
+    def _keep_output(folder: Path, source_path: Path, scratch: Path, code_path: Path,
+                     result: CompileResult) -> bytes:
+        """Write the command and the log; move the code object into place and return it.
+        Raises BuildFailed when the compiler failed or wrote no code object."""
+        write_atomic(folder / COMMAND, _shell_line(result.command) + "\n")
+        write_atomic(folder / LOG, result.log)
+        if result.returncode != 0 or not scratch.is_file():
+            raise BuildFailed(folder, source_path, result)
+        code = scratch.read_bytes()
+        _fsync_file(scratch)
+        os.replace(scratch, code_path)  # the compiler wrote the scratch file in this folder
+        return code
+
+
+# ---- integrity -----------------------------------------------------------------------------
+
+def _entry_is_whole(folder: Path, manifest: object, key: str) -> bool:
+    """The manifest is this key's, lists the source, command, log and code object by plain
+    names in `folder`, and every file it lists has the sha256 it records."""
+    if not isinstance(manifest, dict) or manifest.get("key") != key:
+        return False
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return False
+    needed = {manifest.get("source"), manifest.get("code"), COMMAND, LOG}
+    if not needed <= files.keys() or not all(map(_is_plain_name, files)):
+        return False
+    return all(sha256_of((folder / name).read_bytes()) == digest
+               for name, digest in files.items())
+
+
+def _is_plain_name(name: object) -> bool:
+    """A file name inside the entry folder: no folder part, so a manifest cannot send a read
+    elsewhere."""
+    return isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and \
+        Path(name).name == name and "\0" not in name
+
+
+# ---- an unusable cache folder ------------------------------------------------------------
+
+def _unusable(root: Path, exc: OSError) -> KernelError:
+    """The user's error for a cache folder that could not be written, saying why."""
+    return _cache_dir_error(str(root), _why_unwritable(Path(exc.filename or root), exc))
+
+
+def _cache_dir_error(folder: str, why: str) -> KernelError:
+    """The cache folder, where its name came from (KTILE_CACHE_DIR or the default), and why
+    it cannot be used."""
+    name = config.CACHE_DIR.name
+    named = config.CACHE_DIR.get()
+    if named:
+        value = named if named.strip() else repr(named)
+        shown = f"{name}={value}" + ("" if folder in (named, value) else f" ({folder})")
+    else:
+        shown = f"{folder} (the default: {name} is not set)"
+    return KernelError(f"the build cache folder {shown} cannot be used: {why}",
+                       hint=f"set {name} to a folder this user can create and write (for "
+                            f"example {name}=/tmp/ktile-cache), or fix the path named above")
+
+
+def _why_unwritable(path: Path, exc: OSError) -> str:
+    """Why `path` could not be written: the first part of it that is in the way, where one is."""
+    for part in (path, *path.parents):
+        if part.is_symlink() and not part.exists():
+            return _broken_link(part)
+        if not part.exists():
+            continue
+        if not part.is_dir() and (part != path or exc.errno == errno.EEXIST):
+            return f"{part} exists and is not a folder"
+        break
+    reasons = {errno.EACCES: f"this user may not write {path}",
+               errno.EPERM: f"this user may not write {path}",
+               errno.EROFS: f"{path} is on a read-only file system",
+               errno.ENOSPC: f"the disk holding {path} is full",
+               errno.ELOOP: f"{path} goes through a symbolic link that loops"}
+    return reasons.get(exc.errno, f"{path} cannot be created or written ({exc.strerror or exc})")
+
+
+def _broken_link(link: Path) -> str:
+    """A dangling symlink, or one in a loop (which `exists()` also calls missing)."""
+    try:
+        link.resolve(strict=True)
+    except RuntimeError:
+        return f"{link} is a symbolic link that loops back on itself"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{link} is a symbolic link that loops back on itself"
+    return f"{link} is a symbolic link to {os.readlink(link)}, which does not exist"
 
 
 def _shell_line(command: list[str]) -> str:
