@@ -18,7 +18,6 @@ header trees, the compiler's identity and the flags.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -31,6 +30,7 @@ from ..runtime.cache import (INCLUDE_DIR, BuildCache, BuildFailed, build_key, he
                              run_command)
 from ..runtime.toolchains.amd import CLANG_FALLBACK, CLANG_NAMES, INSTALL_HINT, clang_errors
 from ..runtime.toolchains.diagnostics import compile_error
+from ..runtime.toolchains.version import version_text
 
 EMULATION_INCLUDE = Path(__file__).resolve().parent / "include"
 INCLUDE_DIRS = (EMULATION_INCLUDE, INCLUDE_DIR)       # the emulated layer shadows the device's
@@ -75,13 +75,9 @@ def find_host_compiler() -> str:
                       hint=INSTALL_HINT)
 
 
-@functools.lru_cache(maxsize=None)
 def _identity(path: str) -> str:
     """The compiler's path and `--version` text: part of every cache key (asked once)."""
-    result = run_command([path, "--version"], timeout=60)
-    if result.returncode != 0:
-        raise KernelError(f"{path} --version failed (exit {result.returncode})", hint=INSTALL_HINT)
-    return f"{os.path.realpath(path)}\n{result.log.strip()}"
+    return f"{os.path.realpath(path)}\n{version_text(path, INSTALL_HINT)}"
 
 
 def program_source(source: str) -> tuple[str, str, int]:

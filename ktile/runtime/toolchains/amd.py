@@ -23,7 +23,6 @@ checked only (docs/amd.md).
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -39,6 +38,7 @@ from ..cocheck.report import FunctionReport, ObjectReport
 from ..gates import ResourceReport
 from .amd_quality import AmdReport
 from .diagnostics import Diagnostic, compile_error
+from .version import version_text
 
 SOURCE_NAME = "kernel.hip"
 CODE_NAME = "kernel.hsaco"
@@ -93,13 +93,8 @@ def _hip_major(hipcc: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-@functools.lru_cache(maxsize=None)
 def _version_text(path: str) -> str:
-    result = run_command([path, "--version"], timeout=60)
-    if result.returncode != 0:
-        raise KernelError(f"{path} --version failed (exit {result.returncode}): "
-                          f"{result.log.strip()[:300]}", hint=INSTALL_HINT)
-    return result.log.strip()
+    return version_text(path, INSTALL_HINT)
 
 
 def toolchain() -> "AmdToolchain":

@@ -12,7 +12,6 @@ its instantiation trail, into one naming the kernel and the log.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ from ..cache import BuildFailed, CompileResult, Compiler, run_command
 from ..gates import ResourceReport
 from .diagnostics import Diagnostic, compile_error
 from .ptxas import occupancy, parse_ptxas
+from .version import version_text
 
 NAME = "nvcc"
 SOURCE_NAME = "kernel.cu"
@@ -60,15 +60,11 @@ def find_nvcc() -> str:
     return found
 
 
-@functools.lru_cache(maxsize=None)
 def _identity(path: str) -> str:
     """The compiler's path and `--version` text: part of every cache key (asked once)."""
-    result = run_command([path, "--version"], timeout=60)
-    if result.returncode != 0:
-        raise KernelError(f"{path} --version failed (exit {result.returncode}): "
-                          f"{result.log.strip()[:300]}",
-                          hint=f"check the CUDA install, or set {config.NVCC.name}")
-    return f"{NAME} {os.path.realpath(path)}\n{result.log.strip()}"
+    said = version_text(path, f"point {config.NVCC.name} at nvcc (e.g. {FALLBACK_PATH}), or "
+                              f"check the CUDA install")
+    return f"{NAME} {os.path.realpath(path)}\n{said}"
 
 
 def toolchain() -> "Nvcc":
