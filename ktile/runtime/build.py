@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from ..errors import KernelError, SourceLoc
+from ..errors import InputError, KernelError, SourceLoc
 from .cache import INCLUDE_DIR, BuildCache, BuildFailed, CacheEntry, build_key, header_hash
 from .gates import ResourceReport, resource_gate
 
@@ -37,6 +37,15 @@ class BuildLimits:
     """Optional limits a build must meet, beyond the gate's own refusals."""
     max_vgprs: int | None = None         # VGPRs per lane (AGPRs included where unified)
     min_occupancy: int | None = None     # waves per SIMD, VGPR-limited estimate
+
+    def __post_init__(self) -> None:
+        for name in ("max_vgprs", "min_occupancy"):
+            value = getattr(self, name)
+            if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                                 and value >= 1):
+                continue
+            raise InputError(f"BuildLimits {name} must be a positive int or None, got "
+                             f"{value!r}", hint=f"BuildLimits({name}=128), or leave it out")
 
     def __bool__(self) -> bool:
         return self.max_vgprs is not None or self.min_occupancy is not None
@@ -93,6 +102,11 @@ def build_trace(trace, cache: BuildCache | None = None,
                 limits: BuildLimits = BuildLimits()) -> Build:
     """Build a KernelTrace: its C++, the launch facts from its module, the kernel's line."""
     from ..ir.query import kernel_func, loc_of
+    if not isinstance(limits, BuildLimits):
+        raise InputError(f"limits must be a ktile.runtime.build.BuildLimits, got "
+                         f"{type(limits).__name__} {limits!r}", kernel=trace.name,
+                         hint="k.build(target, limits=BuildLimits(max_vgprs=128, "
+                              "min_occupancy=2))")
     fn = kernel_func(trace.module)
     lds = fn.attributes.get("kt.lds_bytes")
     return build_source(trace.source(), trace.target, trace.name,
@@ -106,6 +120,7 @@ def build_source(source: str, target, kernel: str, *, warps: int = 1, lds_bytes:
                  limits: BuildLimits = BuildLimits()) -> Build:
     """Build C++ `source` whose entry function is `kernel`, for `target` (a Target)."""
     chain = toolchain_for(target)
+    _check_limits_apply(chain, kernel, limits, loc)
     includes = [Path(d) for d in (include_dirs or [INCLUDE_DIR])]
     flags = chain.flags(target)
     key = build_key(source=source, headers="\n".join(header_hash(d) for d in includes),
@@ -124,6 +139,15 @@ def build_source(source: str, target, kernel: str, *, warps: int = 1, lds_bytes:
                  warps * target.wave_size, hit, quality)
 
 
+def _check_limits_apply(chain, kernel: str, limits: BuildLimits, loc: SourceLoc | None) -> None:
+    """Limits only a code-object gate checks are refused before compiling, not after."""
+    if limits and not hasattr(chain, "gate"):
+        raise KernelError(f"the {chain.name} driver does not check max_vgprs / min_occupancy "
+                          f"({limits})", kernel=kernel, loc=loc,
+                          hint="build without limits, or for a target whose driver checks them "
+                               "(AMD)")
+
+
 def _gate(chain, entry: CacheEntry, kernel: str, target, *, warps: int, lds_bytes: int,
           limits: BuildLimits, loc: SourceLoc | None) -> tuple[ResourceReport, object | None]:
     """The driver's gate over the code object where it has one; else the resource report it
@@ -131,10 +155,6 @@ def _gate(chain, entry: CacheEntry, kernel: str, target, *, warps: int, lds_byte
     if hasattr(chain, "gate"):
         return chain.gate(entry, kernel, target, warps=warps, lds_bytes=lds_bytes,
                           limits=limits, loc=loc)
-    if limits:
-        raise KernelError(f"the {chain.name} driver does not check max_vgprs / min_occupancy "
-                          f"({limits})", kernel=kernel, loc=loc,
-                          hint="build without limits, or for a target whose driver checks them "
-                               "(AMD)")
+    _check_limits_apply(chain, kernel, limits, loc)
     report = chain.resources(entry.log(), kernel, target, warps=warps, lds_bytes=lds_bytes)
     return resource_gate(report, loc), None
