@@ -25,6 +25,7 @@ def emulate(kernel, *tensors, target: str | None = None, timeout: float = RUN_TI
     of AMD `target` (default: the kernel's, else KTILE_TARGET, else gfx1100); in place, as a
     GPU call. A broken ISA precondition raises an EmulationError at the kernel's line.
     `source`: C++ to run instead of the generated (an edited copy of it: tests plant bugs)."""
+    _check_timeout(kernel, timeout)
     trace = kernel.trace(target, **constants)
     if trace.target.vendor != "amd":
         raise KernelError(f"wave emulation runs AMD targets; {trace.target.name} is not one",
@@ -65,6 +66,16 @@ def _run(program: Path, launch: Path, result: Path, timeout: float, kernel: str,
         raise EmulationError(f"the emulated kernel did not finish in {timeout:.0f} s",
                              kernel=kernel, target=target,
                              hint="emulate a smaller shape, or raise `timeout`") from None
+
+
+def _check_timeout(kernel, timeout) -> None:
+    """A run's time limit is a positive number of seconds (a string or a negative number would
+    surface from subprocess, or as a run that "did not finish in -1 s")."""
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        return
+    raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}",
+                     kernel=kernel.name, hint=f"leave it out (default {RUN_TIMEOUT_S:.0f} s), "
+                                              f"or pass e.g. timeout=120")
 
 
 def _check_on_host(kernel, arguments) -> None:
