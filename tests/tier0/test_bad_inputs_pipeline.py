@@ -149,37 +149,20 @@ def test_an_mma_whose_k_the_instruction_does_not_divide():
 
 @hk.kernel(grid=GRID, warps=4)
 def wide_shared_b(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
-    s = hk.shared(hk.ST(hk.bf16, 264, 16))
+    s = hk.shared(hk.ST(hk.bf16, 272, 16))
     hk.group.load(s, a[0, 0, 0, 0])
     hk.wait_for(s)
     hk.barrier()
     x = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16))
     hk.wait_for(x)
-    acc = hk.zeros(hk.RT(hk.fp32, 16, 264))
+    acc = hk.zeros(hk.RT(hk.fp32, 16, 272))
     acc += x @ s.T  # <- here
     o[0, 0, 0, 0] = acc
 
 
-@hk.kernel(grid=GRID, warps=4)
-def ragged_k_shared_b(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
-    s = hk.shared(hk.ST(hk.bf16, 64, 24))
-    hk.group.load(s, a[0, 0, 0, 0])
-    hk.wait_for(s)
-    hk.barrier()
-    x = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 24))
-    hk.wait_for(x)
-    acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
-    acc += x @ s.T  # <- here
-    o[0, 0, 0, 0] = acc
-
-
-@pytest.mark.parametrize("kernel,words", [
-    (wide_shared_b, ("multiple of 8 up to 256", "split B")),
-    (ragged_k_shared_b, ("K (their columns) must be a multiple of 16", "pad K")),
-], ids=["n-over-256", "k-not-16"])
 @pytest.mark.parametrize("target", ["sm_90a", "gfx942"])
-def test_an_mma_from_shared_of_a_shape_no_instruction_takes(kernel, words, target):
-    trace_refused(kernel, target, *words)
+def test_an_mma_from_shared_wider_than_any_instruction(target):
+    trace_refused(wide_shared_b, target, "multiple of 8 up to 256", "split B")
 
 
 # ---- lds-alloc: shared memory and TMA arrivals -----------------------------------------------
@@ -367,3 +350,152 @@ def test_a_kernel_named_as_the_generated_cpp_cannot_be(fn, what):
     kernel = hk.kernel(grid=GRID)(fn)
     err = refused(lambda: kernel.source(target="gfx1100"), what, f"'{fn.__name__}_kernel'")
     assert err.loc is not None and err.loc.line == fn.__code__.co_firstlineno
+
+
+# ---- build: the toolchain knobs --------------------------------------------------------------
+
+KNOBS = [("KTILE_NVCC", "sm_90a"), ("KTILE_CLANG", "gfx942"), ("KTILE_HIPCC", "gfx950")]
+
+
+@pytest.fixture
+def knob(monkeypatch, tmp_path):
+    """Set one toolchain knob (the others unset), with the build cache in a fresh folder."""
+    monkeypatch.setenv("KTILE_CACHE_DIR", str(tmp_path / "cache"))
+    for name, _ in KNOBS:
+        monkeypatch.delenv(name, raising=False)
+    return lambda name, value: monkeypatch.setenv(name, str(value))
+
+
+def not_a_program(folder: Path, mode: int) -> Path:
+    path = folder / "cc"
+    path.write_text("this is not a compiler\n")
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.parametrize("variable,target", KNOBS, ids=[v for v, _ in KNOBS])
+def test_a_toolchain_knob_naming_a_missing_file(knob, tmp_path, variable, target):
+    knob(variable, tmp_path / "no" / "such" / "cc")
+    refused(lambda: copy.build(target=target), f"{variable}=", "not an executable file",
+            f"point {variable} at")
+
+
+@pytest.mark.parametrize("variable,target", KNOBS, ids=[v for v, _ in KNOBS])
+def test_a_toolchain_knob_naming_a_folder(knob, tmp_path, variable, target):
+    knob(variable, tmp_path)
+    refused(lambda: copy.build(target=target), f"{variable}=", "not an executable file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may execute any file")
+@pytest.mark.parametrize("variable,target", KNOBS, ids=[v for v, _ in KNOBS])
+def test_a_toolchain_knob_naming_a_file_without_execute_permission(knob, tmp_path, variable,
+                                                                  target):
+    knob(variable, not_a_program(tmp_path, 0o644))
+    refused(lambda: copy.build(target=target), "not an executable file")
+
+
+@pytest.mark.parametrize("variable,target", KNOBS, ids=[v for v, _ in KNOBS])
+def test_a_toolchain_knob_naming_a_text_file_marked_executable(knob, tmp_path, variable, target):
+    knob(variable, not_a_program(tmp_path, 0o755))
+    refused(lambda: copy.build(target=target), "cannot be run as a compiler", variable)
+
+
+@pytest.mark.parametrize("variable,target", KNOBS, ids=[v for v, _ in KNOBS])
+def test_a_toolchain_knob_naming_a_program_that_is_no_compiler(knob, tmp_path, variable, target):
+    script = tmp_path / "fails"
+    script.write_text("#!/bin/sh\necho 'usage: fails' >&2\nexit 3\n")
+    script.chmod(0o755)
+    knob(variable, script)
+    refused(lambda: copy.build(target=target), "--version failed", "exit 3", "usage: fails",
+            "not a compiler")
+
+
+# ---- build: its limits -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("limits", [5, "max_vgprs=128", {"max_vgprs": 128}],
+                         ids=["int", "str", "dict"])
+def test_build_limits_of_the_wrong_type(limits):
+    err = refused(lambda: copy.build(target="gfx942", limits=limits), "limits must be",
+                  "BuildLimits(", kind=InputError)
+    assert type(limits).__name__ in str(err)
+
+
+@pytest.mark.parametrize("fields", [dict(max_vgprs=-3), dict(max_vgprs="128"),
+                                    dict(min_occupancy=0), dict(min_occupancy=2.5)],
+                         ids=["negative", "str", "zero", "float"])
+def test_build_limits_that_are_no_positive_count(fields):
+    from ktile.runtime.build import BuildLimits
+    (name, value), = fields.items()
+    refused(lambda: BuildLimits(**fields), name, "positive int", repr(value), kind=InputError)
+
+
+def test_amd_only_limits_on_an_nvidia_build_are_refused_before_compiling(knob, tmp_path):
+    from ktile.runtime.build import BuildLimits
+    knob("KTILE_NVCC", not_a_program(tmp_path, 0o755))   # were it compiled, this would fail
+    refused(lambda: copy.build(target="sm_90a", limits=BuildLimits(max_vgprs=64)),
+            "nvcc driver does not check max_vgprs", "build without limits")
+
+
+# ---- wave emulation --------------------------------------------------------------------------
+
+BF16 = dict(dtype="bfloat16")
+
+
+def tensors(*shape):
+    import torch
+    return [torch.zeros(*shape, dtype=torch.bfloat16) for _ in range(2)]
+
+
+@pytest.mark.parametrize("target", ["sm_90a"])
+def test_wave_emulation_of_a_target_that_is_not_amd(target):
+    from ktile.emulate import emulate
+    refused(lambda: emulate(copy, *tensors(1, 1, 16, 64), target=target),
+            "wave emulation runs AMD targets", target, "target='gfx1100'")
+
+
+def test_wave_emulation_of_an_unknown_target():
+    from ktile.emulate import emulate
+    refused(lambda: emulate(copy, *tensors(1, 1, 16, 64), target="gfx9"), "unknown target",
+            "gfx942")
+
+
+@pytest.mark.parametrize("timeout", [-1, 0, "60", None], ids=["negative", "zero", "str", "none"])
+def test_wave_emulation_with_a_timeout_that_is_no_time(timeout):
+    from ktile.emulate import emulate
+    refused(lambda: emulate(copy, *tensors(1, 1, 16, 64), target="gfx942", timeout=timeout),
+            "timeout must be a positive number of seconds", repr(timeout), kind=InputError)
+
+
+def test_wave_emulation_of_cpp_that_ktile_did_not_generate():
+    from ktile.emulate import emulate
+    refused(lambda: emulate(copy, *tensors(1, 1, 16, 64), target="gfx942", source="int x;"),
+            "no ktile kernel entry", "C++ that ktile generated")
+
+
+def test_wave_emulation_with_a_clang_knob_naming_nothing(knob, tmp_path):
+    from ktile.emulate import emulate
+    knob("KTILE_CLANG", tmp_path / "no-clang")
+    refused(lambda: emulate(copy, *tensors(1, 1, 16, 64), target="gfx1100"),
+            "KTILE_CLANG=", "not an executable file", "point KTILE_CLANG at clang++")
+
+
+# ---- loaders: a GPU path where its runtime is missing ----------------------------------------
+
+def test_the_cuda_loader_without_the_nvidia_driver(monkeypatch):
+    from ktile.runtime.loaders import cuda
+
+    def no_library(name, *args, **kwargs):
+        raise OSError(f"{name}: cannot open shared object file: No such file or directory")
+    monkeypatch.setattr(cuda.ctypes, "CDLL", no_library)
+    refused(cuda.Driver, "libcuda.so.1 cannot be loaded", "install the NVIDIA driver",
+            "k.interpret(")
+
+
+def test_the_hip_loader_without_rocm(monkeypatch):
+    from ktile.runtime.loaders import hip
+
+    def no_library(name, *args, **kwargs):
+        raise OSError(f"{name}: cannot open shared object file: No such file or directory")
+    monkeypatch.setattr(hip.ctypes, "CDLL", no_library)
+    monkeypatch.setattr(hip, "_torch_libraries", lambda: [])
+    refused(hip.open_library, "libamdhip64 cannot be loaded", "ROCm", "k.interpret(")
