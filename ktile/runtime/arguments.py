@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DType
-from ..errors import InputError
+from ..errors import InputError, KernelError
 
 _NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "int32": "i32", "int8": "i8"}
 
@@ -26,6 +26,32 @@ class Argument:
     @property
     def device(self) -> str:
         return str(self.value.device) if self.is_torch else "cpu"
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The strides in elements, as the tensor has them (numpy's bytes divided by the
+        element size; `check_strides` refuses a numpy stride that is no whole element)."""
+        if self.is_torch:
+            return tuple(self.value.stride())
+        return tuple(s // self.value.itemsize for s in self.value.strides)
+
+    @property
+    def itemsize(self) -> int:
+        return self.value.element_size() if self.is_torch else self.value.itemsize
+
+    @property
+    def address(self) -> int:
+        """Where its first element (index 0, 0, 0, 0) lives."""
+        if self.is_torch:
+            return self.value.data_ptr()
+        return self.value.__array_interface__["data"][0]
+
+    def span(self) -> tuple[int, int]:
+        """The bytes [first, end) holding every element it can touch: its lowest and highest
+        element's addresses (a negative stride reaches below the first element)."""
+        below = sum(min(0, (e - 1) * s) for e, s in zip(self.shape, self.strides))
+        above = sum(max(0, (e - 1) * s) for e, s in zip(self.shape, self.strides))
+        return self.address + below * self.itemsize, self.address + (above + 1) * self.itemsize
 
 
 def _is_torch(value: Any) -> bool:
@@ -50,6 +76,7 @@ def check_arguments(kernel, args: tuple) -> list[Argument]:
 def _check_one(kernel, param, value) -> Argument:
     want = param.spec.dtype
     if _is_torch(value):
+        _check_dense(kernel, param, value)
         got = str(value.dtype).removeprefix("torch.")
         is_torch = True
     elif _is_numpy(value):
@@ -76,6 +103,20 @@ def _check_one(kernel, param, value) -> Argument:
         raise InputError(f"parameter '{param.name}' is empty (shape {shape})", kernel=kernel.name,
                          hint="skip the call for empty tensors")
     return Argument(param.name, value, want, shape, is_torch)  # type: ignore[arg-type]
+
+
+def _check_dense(kernel, param, value) -> None:
+    """A nested or sparse tensor has no single strided block of memory for the kernel to read."""
+    if getattr(value, "is_nested", False):
+        raise InputError(f"parameter '{param.name}' is a nested tensor; a kernel reads one dense "
+                         f"4-D tensor per parameter", kernel=kernel.name,
+                         hint=f"pad it to one shape (torch.nested.to_padded_tensor({param.name}, "
+                              f"0.0)) or call the kernel once per component")
+    layout = getattr(value, "layout", None)
+    if layout is not None and str(layout) != "torch.strided":
+        raise InputError(f"parameter '{param.name}' is a {layout} tensor; a kernel reads dense "
+                         f"(strided) memory", kernel=kernel.name,
+                         hint=f"pass {param.name}.to_dense()")
 
 
 def check_coindexed(kernel, trace, arguments: list[Argument]) -> None:
@@ -117,13 +158,27 @@ def check_requirements(kernel, constants: dict[str, Any], arguments: list[Argume
         return
     p = _Call(constants, arguments)
     for predicate, message in kernel.requires:
-        if not predicate(p):
+        if not _holds(kernel, predicate, message, p):
             shapes = ", ".join(f"{a.name} {a.shape}" for a in arguments)
             values = ", ".join(f"{k}={v!r}" for k, v in constants.items())
             raise InputError(f"this call does not meet the kernel's requirement: {message} "
                              f"(shapes: {shapes}; constants: {values or 'none'})",
                              kernel=kernel.name, loc=kernel.def_loc,
                              hint="change the call (or its constants) to meet it")
+
+
+def _holds(kernel, predicate, message: str, p: _Call) -> bool:
+    """The predicate's verdict on this call; a predicate that fails to give one is the
+    author's mistake, shown with what it could read."""
+    try:
+        return bool(predicate(p))
+    except Exception as err:  # noqa: BLE001 - any error of the author's predicate is theirs
+        readable = ", ".join(sorted(k for k in vars(p)))
+        raise KernelError(f"the requirement {message!r} raised {type(err).__name__}: {err}",
+                          kernel=kernel.name, loc=kernel.def_loc,
+                          hint=f"a requirement reads a tensor's extents as p.<tensor>.rows (also "
+                               f".batch, .depth, .cols, .shape) and a constant as p.<NAME>; "
+                               f"this call has: {readable}") from None
 
 
 def check_same_device(kernel, arguments: list[Argument]) -> str:
@@ -133,6 +188,17 @@ def check_same_device(kernel, arguments: list[Argument]) -> str:
         raise InputError(f"tensors are on different devices: {listed}", kernel=kernel.name,
                          hint="move them to one device first")
     return devices.pop()
+
+
+def check_holds_data(kernel, device: str) -> None:
+    """A kernel runs on data; meta tensors have shapes only (they trace through a torch op's
+    fake implementation, never through a call)."""
+    if device == "meta":
+        raise InputError("the tensors are on the meta device, which holds shapes but no data, "
+                         "so there is nothing for the kernel to read or write",
+                         kernel=kernel.name,
+                         hint="create them on the CPU or a GPU; to trace shapes without data, "
+                              "wrap the kernel with hk.torch_op and call that on meta tensors")
 
 
 DIMENSIONS = ("batch", "depth", "row", "column")
@@ -176,45 +242,215 @@ def _check_stride(kernel, target, arg: Argument, dim: int, stride: int, limit: i
 def kernel_strides(argument) -> tuple[int, ...]:
     """The tensor's strides in elements; a dimension of extent 1 is never stepped along, so
     its stride is given as 1 whatever torch says."""
-    stride = argument.value.stride()
-    return tuple(1 if extent == 1 else s for extent, s in zip(argument.shape, stride))
+    return tuple(1 if extent == 1 else s for extent, s in zip(argument.shape, argument.strides))
 
 
 def check_strides(kernel, trace, arguments) -> None:
-    """Each row one contiguous run (last stride 1), and no written tensor whose elements share
-    memory: what the tile headers' loads and stores assume, for a GPU call or its emulation."""
+    """What the tile headers' loads and stores assume of memory, for every backend (the
+    interpreter, a GPU call, its emulation): each tensor's strides whole, non-negative elements
+    and each row one contiguous run (last stride 1); each written tensor writable, its elements
+    at distinct addresses, and sharing no memory with another argument (`check_aliasing`)."""
     written = set(trace.written_params)
     for index, arg in enumerate(arguments):
-        stride = kernel_strides(arg)
-        if stride[-1] != 1:
-            raise InputError(f"parameter '{arg.name}' has stride {stride[-1]} in its last "
-                             f"dimension (strides {tuple(arg.value.stride())}); the kernel reads "
-                             f"each row as one contiguous run", kernel=kernel.name,
-                             hint=copy_fix(arg.name, index in written, ".contiguous()"))
-        if index in written and 0 in stride:
-            raise InputError(f"parameter '{arg.name}' is written but several of its elements share "
-                             f"memory (strides {tuple(arg.value.stride())}: expanded or broadcast)",
-                             kernel=kernel.name, hint=copy_fix(arg.name, True, ".contiguous()"))
+        _check_layout(kernel, arg, index in written)
+    for index in trace.written_params:
+        _check_writable(kernel, arguments[index])
+    check_aliasing(kernel, trace, arguments)
 
 
-def copy_fix(name: str, written: bool, copy: str) -> str:
-    """A copy of an input fixes its layout; a copy of an output would get the result instead."""
+def _check_layout(kernel, arg: Argument, written: bool) -> None:
+    if not arg.is_torch and any(s % arg.itemsize for s in arg.value.strides):
+        raise InputError(f"parameter '{arg.name}' has strides {arg.value.strides} bytes, not "
+                         f"whole {arg.itemsize}-byte elements", kernel=kernel.name,
+                         hint=_layout_fix(arg, written))
+    stride = kernel_strides(arg)
+    if min(stride) < 0:
+        raise InputError(f"parameter '{arg.name}' has a negative stride (strides {stride} "
+                         f"elements: a reversed view); the kernel steps forward through memory",
+                         kernel=kernel.name,
+                         hint=_layout_fix(arg, written))
+    if stride[-1] != 1:
+        raise InputError(f"parameter '{arg.name}' has stride {stride[-1]} in its last "
+                         f"dimension (strides {arg.strides}); the kernel reads "
+                         f"each row as one contiguous run", kernel=kernel.name,
+                         hint=_layout_fix(arg, written))
+    if written and _elements_share_memory(arg.shape, stride):
+        raise InputError(f"parameter '{arg.name}' is written but several of its elements share "
+                         f"memory (strides {arg.strides}: expanded, broadcast or overlapping), "
+                         f"so their results would overwrite each other", kernel=kernel.name,
+                         hint=_layout_fix(arg, True))
+
+
+def _elements_share_memory(shape, strides) -> bool:
+    """Whether two elements may have one address: taking the dimensions by increasing stride,
+    each must step past everything the smaller ones reach (a stride 0 never does). Exact for
+    every layout torch's views make; a layout this cannot separate counts as shared."""
+    reach = 0
+    for stride, extent in sorted((s, e) for e, s in zip(shape, strides) if e > 1):
+        if stride <= reach:
+            return True
+        reach += (extent - 1) * stride
+    return False
+
+
+def _check_writable(kernel, arg: Argument) -> None:
+    """The interpreter writes results back with numpy or torch, which refuse a read-only array
+    or a leaf that requires grad after the kernel ran; a GPU would write either silently."""
+    if not arg.is_torch and not arg.value.flags.writeable:
+        raise InputError(f"parameter '{arg.name}' is written but its numpy array is read-only "
+                         f"(a broadcast_to view, a view of bytes, or writeable=False)",
+                         kernel=kernel.name,
+                         hint=f"pass a writeable array ({arg.name} = np.empty_like(...)) and copy "
+                              f"it where it belongs afterwards")
+    if arg.is_torch and arg.value.requires_grad:
+        raise InputError(f"parameter '{arg.name}' is written in place but requires grad; "
+                         f"autograd cannot record a kernel's write, so gradients through it "
+                         f"would be wrong", kernel=kernel.name,
+                         hint=f"write into {arg.name}.detach() (the same memory, outside "
+                              f"autograd), or pass an output that does not require grad")
+
+
+# ---- aliasing ----------------------------------------------------------------------------
+
+def check_aliasing(kernel, trace, arguments: list[Argument]) -> None:
+    """No written tensor shares memory with another argument (docs/runtime.md, "Aliasing and
+    in-place"): their spans (the bytes from their lowest to their highest element) must be
+    disjoint, unless the other is an input that is exactly the same view and the kernel reads
+    it only where, and before, it writes (`in_place_refusal`). Two inputs may share memory.
+    O(tensors x written tensors), on the shapes, strides and data pointers only."""
+    written = trace.written_params
+    if not written:
+        return
+    spans = [a.span() for a in arguments]
+    for w in written:
+        for x, other in enumerate(arguments):
+            if x == w or spans[w][1] <= spans[x][0] or spans[x][1] <= spans[w][0]:
+                continue
+            if same_view(arguments[w], other) and in_place_refusal(trace, x, w) is None:
+                continue
+            raise _aliasing_error(kernel, trace, arguments, w, x)
+
+
+def same_view(a: Argument, b: Argument) -> bool:
+    """The same elements at the same addresses: data pointer, element type, shape, strides."""
+    return (a.address == b.address and a.itemsize == b.itemsize and a.shape == b.shape
+            and kernel_strides(a) == kernel_strides(b) and a.dtype == b.dtype)
+
+
+def _aliasing_error(kernel, trace, arguments: list[Argument], w: int, x: int) -> InputError:
+    out, other = arguments[w], arguments[x]
+    race = ("on a GPU its blocks run in any order, so one block's writes could change what "
+            "another block reads, or overwrite its results")
+    if x in trace.written_params:
+        what = (f"parameters '{out.name}' and '{other.name}' are both written and share memory "
+                f"('{out.name}' starts {out.address - other.address:+d} bytes from "
+                f"'{other.name}')")
+    elif same_view(out, other):
+        what = (f"parameter '{out.name}' is the same tensor as input '{other.name}', but "
+                f"{in_place_refusal(trace, x, w)}")
+    else:
+        what = (f"parameter '{out.name}' is written and overlaps input '{other.name}' in "
+                f"memory without being the same view ('{out.name}' starts "
+                f"{out.address - other.address:+d} bytes from '{other.name}', shapes "
+                f"{out.shape} and {other.shape}, strides {out.strides} and {other.strides})")
+    module = "torch" if out.is_torch else "np"
+    return InputError(f"{what}; {race}", kernel=kernel.name,
+                      hint=f"pass a separate output ({out.name} = {module}.empty_like(...)) "
+                           f"and copy it where it belongs afterwards")
+
+
+_IN_PLACE: dict[int, tuple[object, dict]] = {}   # id(trace) → (trace, {(x, w): refusal})
+
+
+def in_place_refusal(trace, x: int, w: int) -> str | None:
+    """Why input `x` may not be passed as the very tensor `w` the kernel writes; None when it
+    may: one warp, which loads `x` once and then stores `w` once, at the same tile
+    coordinates with the same tile shape, outside any loop or branch. Each block then reads
+    exactly the elements it writes, before it writes them, as the interpreter does."""
+    found = _IN_PLACE.get(id(trace))
+    if found is None or found[0] is not trace:
+        found = _IN_PLACE[id(trace)] = (trace, {})
+    refusals = found[1]
+    if (x, w) not in refusals:
+        refusals[(x, w)] = _in_place_refusal(trace, x, w)
+    return refusals[(x, w)]
+
+
+def _in_place_refusal(trace, x: int, w: int) -> str | None:
+    from ..ir.ops import ExtentOp, LoadOp, StoreOp
+    from ..ir.query import kernel_func
+    fn = kernel_func(trace.module)
+    body = fn.body.block
+    uses = {x: [], w: []}
+    for op in fn.walk():
+        for operand in op.operands:
+            index = getattr(operand, "index", None)
+            if getattr(operand, "block", None) is body and index in uses \
+                    and not isinstance(op, ExtentOp):
+                uses[index].append(op)
+    name_x, name_w = trace.params[x].name, trace.params[w].name
+    if x in trace.written_params:
+        return f"the kernel writes '{name_x}' too"
+    if trace.warps != 1:
+        return (f"the kernel's {trace.warps} warps could read a tile of '{name_x}' after "
+                f"another warp wrote it")
+    (load,), (store,) = uses[x] or [None], uses[w] or [None]
+    if len(uses[x]) != 1 or len(uses[w]) != 1 or not isinstance(load, LoadOp) \
+            or not isinstance(store, StoreOp):
+        return (f"the kernel does not read '{name_x}' with one tile load and write "
+                f"'{name_w}' with one tile store")
+    if load.parent is not body or store.parent is not body \
+            or body.get_operation_index(load) > body.get_operation_index(store):
+        return (f"the kernel's load of '{name_x}' and store of '{name_w}' are not one load "
+                f"followed by one store outside any loop or branch")
+    if tuple(load.coords) != tuple(store.coords) or \
+            _extent(load.result.type) != _extent(store.value.type):
+        return (f"the kernel reads '{name_x}' at other tile coordinates or with another tile "
+                f"shape than it writes '{name_w}'")
+    return None
+
+
+def _extent(tile_type) -> tuple[int, ...]:
+    """A register tile's rows and columns, a vector's length: what one coordinate covers."""
+    if hasattr(tile_type, "rows"):
+        return (tile_type.rows.data, tile_type.cols.data)
+    return (tile_type.length.data,)
+
+
+def copy_fix(name: str, written: bool, copy: str, module: str = "torch") -> str:
+    """A copy of an input fixes its layout; a copy of an output would get the result instead.
+    `module`: what the user's arrays come from ("torch" or "np")."""
     if written:
-        return (f"'{name}' is written: pass a freshly allocated output (torch.empty(...)) and "
+        return (f"'{name}' is written: pass a freshly allocated output ({module}.empty(...)) and "
                 f"copy it into the view afterwards")
     return f"pass {name}{copy}"
 
 
-def to_carrier(arg: Argument):
-    """The value as the interpreter holds it: float32 for float types, int32/int8 for ints."""
+def _layout_fix(arg: Argument, written: bool) -> str:
+    if arg.is_torch:
+        return copy_fix(arg.name, written, ".contiguous()")
+    return copy_fix(arg.name, written, ".copy()", "np")
+
+
+def to_carrier(arg: Argument, written: bool):
+    """The value as the interpreter holds it: float32 for float types, int32/int8 for ints.
+    A written tensor gets a fresh, writable copy (`from_carrier` writes it back after the run,
+    so a refused or failed run leaves the user's tensor untouched). An input is read where it
+    lies when it already has the carrier's type, else converted once per distinct element: a
+    stride-0 (expanded) dimension is converted at extent 1 and broadcast back, so a
+    2^31-element expanded view costs what its one row costs."""
     import numpy as np
+    compact = arg.value[tuple(slice(0, 1) if s == 0 and e > 1 else slice(None)
+                              for e, s in zip(arg.shape, arg.strides))]
     if arg.is_torch:
         import torch
-        t = arg.value.detach().to("cpu")
-        t = t.to(torch.float32) if arg.dtype.is_float else t
-        return np.ascontiguousarray(t.numpy()).copy()
-    value = arg.value
-    return np.ascontiguousarray(value.astype(np.float32) if arg.dtype.is_float else value).copy()
+        t = compact.detach().to("cpu")
+        array = (t.to(torch.float32) if arg.dtype.is_float else t).numpy()
+    else:
+        array = compact.astype(np.float32, copy=False) if arg.dtype.is_float else compact
+    if written:
+        return np.array(array, order="C", copy=True)
+    return np.broadcast_to(array, arg.shape)
 
 
 def from_carrier(arg: Argument, carrier) -> None:

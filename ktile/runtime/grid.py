@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..errors import InputError
+
 GridFunction = Callable[[Sequence[Sequence[int]]], tuple[int, int, int]]
 
 _COMPILED: dict[int, tuple[object, Callable]] = {}   # id(trace) → (trace, closure on arrays)
@@ -36,3 +38,18 @@ def grid_function(trace) -> GridFunction:
         x, y, z = on_arrays([_Extents(s) for s in shapes])
         return int(x), int(y), int(z)
     return grid
+
+
+def check_grid(kernel, grid: tuple[int, int, int], shapes: Sequence[Sequence[int]]) -> None:
+    """Every block count at least 1. The tensors are not empty (the call refuses that), so a
+    grid function giving 0 or fewer blocks along an axis computed nothing to do for real data:
+    usually a count rounded down (`n // 64` of 48 rows) where it should round up."""
+    for axis, count in zip("xyz", grid):
+        if count >= 1:
+            continue
+        shown = ", ".join(f"{p.name} {tuple(s)}" for p, s in zip(kernel.params, shapes))
+        raise InputError(f"the grid function gives {count} blocks along {axis} (grid {grid}) "
+                         f"for these tensors ({shown}), so the kernel would silently do nothing",
+                         kernel=kernel.name, loc=kernel.def_loc,
+                         hint="every count must be at least 1: round up with hk.cdiv(n, tile), "
+                              "not n // tile")

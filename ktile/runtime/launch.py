@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from .. import config
 from ..errors import InputError
-from .arguments import (check_arguments, check_coindexed, check_requirements, check_same_device,
-                        from_carrier, to_carrier)
+from .arguments import (check_arguments, check_coindexed, check_holds_data, check_index_limit,
+                        check_requirements, check_same_device, check_strides, from_carrier,
+                        kernel_strides, to_carrier)
+from .grid import check_grid, grid_function
 
 BACKENDS = ("auto", "interpret")
 
@@ -30,11 +32,22 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
             return call.fast(args)
     _checked(backend or config.BACKEND.get())
     arguments = check_arguments(kernel, args)
-    check_same_device(kernel, arguments)
+    check_holds_data(kernel, check_same_device(kernel, arguments))
     trace = kernel.trace(target, **constants)
+    check_interpreted(kernel, trace, arguments)
+    return run_interpreter(trace, arguments)
+
+
+def check_interpreted(kernel, trace, arguments) -> None:
+    """What a GPU call of the same tensors would check (gpu.GpuCall._prepare), so that a call
+    the interpreter runs is one the GPU runs too: shapes, requirements, layouts and aliasing,
+    the target's index limit, the grid."""
     check_coindexed(kernel, trace, arguments)
     check_requirements(kernel, trace.constants, arguments)
-    return run_interpreter(trace, arguments)
+    check_strides(kernel, trace, arguments)
+    check_index_limit(kernel, trace.target, arguments, [kernel_strides(a) for a in arguments])
+    shapes = [a.shape for a in arguments]
+    check_grid(kernel, grid_function(trace)(shapes), shapes)
 
 
 def gpu_call(kernel, target: str | None, constants: dict):
@@ -61,7 +74,8 @@ def _checked(backend: str) -> str:
 
 def run_interpreter(trace, arguments) -> None:
     from ..interpret import run_module
-    carriers = [to_carrier(a) for a in arguments]
+    written = set(trace.written_params)
+    carriers = [to_carrier(a, i in written) for i, a in enumerate(arguments)]
     run_module(trace.module, carriers)
     for index in trace.written_params:
         from_carrier(arguments[index], carriers[index])
