@@ -17,13 +17,18 @@ from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definiti
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from . import verifiers as check
 from .types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
+from .verifiers import IRError
 
 UNARY_FNS = ("neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "silu", "gelu", "relu", "abs",
              "sin", "cos", "tanh", "sigmoid", "recip", "not")
 BINARY_FNS = ("add", "sub", "mul", "div", "max", "min", "pow", "eq", "ne", "lt", "le", "gt", "ge",
               "and", "or")
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
+BITWISE_FNS = ("and", "or")
+# What a unary function's operand holds: "mask" (i1), "number" (float or integer), else float.
+UNARY_OPERANDS = {"not": "mask", "neg": "number", "abs": "number", "relu": "number"}
 REDUCE_KINDS = ("sum", "max", "min")
 MMA_VARIANTS = ("AB", "ABt", "AtB", "AtBt")
 
@@ -41,7 +46,18 @@ def _float(value: float) -> FloatAttr:
 
 
 class KtOp(IRDLOperation):
-    """Common accessors for kt ops."""
+    """Common accessors for kt ops, and their verification as a user error."""
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """xDSL's checks of the op's definition (operand count and kinds, properties), then
+        the op's own relations (`verify_`); a failure of either is an IRError, a KernelError
+        at the op."""
+        try:
+            super().verify(verify_nested_ops)
+        except IRError:
+            raise
+        except VerifyException as err:
+            raise IRError(self, str(err).strip()) from None
 
     def prop_str(self, name: str) -> str:
         return self.properties[name].data  # type: ignore[attr-defined]
@@ -66,6 +82,9 @@ class BlockIdxOp(KtOp):
     def __init__(self, dim: int):
         super().__init__(properties={"dim": _int(dim)}, result_types=[IndexType()])
 
+    def verify_(self) -> None:
+        check.check_dim(self, self.dim.value.data, ("x", "y", "z"))
+
 
 @irdl_op_definition
 class WarpIdOp(KtOp):
@@ -89,6 +108,9 @@ class ExtentOp(KtOp):
     def __init__(self, src: SSAValue, dim: int):
         super().__init__(operands=[src], properties={"dim": _int(dim)}, result_types=[IndexType()])
 
+    def verify_(self) -> None:
+        check.check_dim(self, self.dim.value.data, ("batch", "depth", "rows", "cols"))
+
 
 # ---- global memory -------------------------------------------------------------------------
 
@@ -108,9 +130,11 @@ class LoadOp(KtOp):
                          result_types=[result_type])
 
     def verify_(self) -> None:
-        _check_coords(self, self.coords)
-        if not isinstance(self.result.type, (RegTileType, RegVecType)):
-            raise VerifyException("kt.load produces a register tile or vector")
+        check.check_coords(self, self.coords)
+        check.check_register(self, "the result", self.result.type)
+        check.check_same_element(self, ("the global", self.src.type),
+                                 ("the result", self.result.type),
+                                 "a load does not convert (kt.cast after it does)")
 
 
 @irdl_op_definition
@@ -125,9 +149,11 @@ class StoreOp(KtOp):
         super().__init__(operands=[dst, list(coords), value])
 
     def verify_(self) -> None:
-        _check_coords(self, self.coords)
-        if not isinstance(self.value.type, (RegTileType, RegVecType)):
-            raise VerifyException("kt.store writes a register tile or vector")
+        check.check_coords(self, self.coords)
+        check.check_register(self, "the stored value", self.value.type)
+        check.check_same_element(self, ("the stored value", self.value.type),
+                                 ("the global", self.dst.type),
+                                 "a store does not convert (kt.cast before it does)")
 
 
 @irdl_op_definition
@@ -146,8 +172,9 @@ class GatherOp(KtOp):
         super().__init__(operands=[src, batch, depth, rows, col], result_types=[result_type])
 
     def verify_(self) -> None:
-        if self.rows.type.length.data != self.result.type.rows.data:
-            raise VerifyException("kt.gather: one index per result row")
+        check.check_row_indices(self, self.rows.type, ("the result", self.result.type))
+        check.check_same_element(self, ("the global", self.src.type),
+                                 ("the result", self.result.type), "a gather does not convert")
 
 
 @irdl_op_definition
@@ -166,8 +193,9 @@ class ScatterOp(KtOp):
         super().__init__(operands=[dst, batch, depth, rows, col, value])
 
     def verify_(self) -> None:
-        if self.rows.type.length.data != self.value.type.rows.data:
-            raise VerifyException("kt.scatter: one index per value row")
+        check.check_row_indices(self, self.rows.type, ("the value", self.value.type))
+        check.check_same_element(self, ("the value", self.value.type),
+                                 ("the global", self.dst.type), "a scatter does not convert")
 
 
 # ---- shared memory, asynchronous copies, waits ---------------------------------------------
@@ -185,8 +213,7 @@ class AllocOp(KtOp):
         super().__init__(result_types=[result_type])
 
     def verify_(self) -> None:
-        if not isinstance(self.result.type, (SharedTileType, SharedVecType)):
-            raise VerifyException("kt.alloc produces a shared tile or vector")
+        check.check_shared(self, "the result", self.result.type)
 
 
 @irdl_op_definition
@@ -206,9 +233,10 @@ class CopyAsyncOp(KtOp):
         super().__init__(operands=[src, list(coords), dst])
 
     def verify_(self) -> None:
-        _check_coords(self, self.coords)
-        if not isinstance(self.dst.type, (SharedTileType, SharedVecType)):
-            raise VerifyException("kt.copy_async writes a shared tile or vector")
+        check.check_coords(self, self.coords)
+        check.check_shared(self, "the destination", self.dst.type)
+        check.check_same_element(self, ("the global", self.src.type),
+                                 ("the destination", self.dst.type), "a copy does not convert")
 
 
 @irdl_op_definition
@@ -234,17 +262,19 @@ class LdsLoadOp(KtOp):
         tiles = isinstance(src, SharedTileType) and isinstance(res, RegTileType)
         vectors = isinstance(src, SharedVecType) and isinstance(res, RegVecType)
         if not (tiles or vectors):
-            raise VerifyException("kt.lds_load reads a shared tile into a register tile, or "
-                                  "a shared vector into a register vector")
+            raise IRError(self, f"reads {src} into {res}: a shared tile loads into a register "
+                                f"tile, a shared vector into a register vector")
         grid = subtile_grid(src, res)
         if grid is None:
-            raise VerifyException(f"kt.lds_load: the result's shape {_shape_words(res)} does "
-                                  f"not divide the source's {_shape_words(src)}")
+            raise IRError(self, f"the result's shape {_shape_words(res)} does not divide the "
+                                f"source's {_shape_words(src)} (result {res}, source {src})")
+        check.check_same_element(self, ("the source", src), ("the result", res),
+                                 "a shared load does not convert")
         for name, value, count in (("row", self.row, grid[0]), ("col", self.col, grid[1])):
             known = constant_int(value)
             if known is not None and not 0 <= known < count:
-                raise VerifyException(f"kt.lds_load: {name} {known} is outside the source, "
-                                      f"whose {name}s of sub-tiles are [0, {count})")
+                raise IRError(self, f"{name} {known} is outside the source, whose {name}s of "
+                                    f"sub-tiles are [0, {count})")
 
 
 def subtile_grid(src: Attribute, result: Attribute) -> tuple[int, int] | None:
@@ -281,6 +311,9 @@ class LdsStoreOp(KtOp):
     def __init__(self, dst: SSAValue, value: SSAValue):
         super().__init__(operands=[dst, value])
 
+    def verify_(self) -> None:
+        check.check_lds_store(self, self.dst.type, self.value.type)
+
 
 @irdl_op_definition
 class WaitForOp(KtOp):
@@ -295,6 +328,9 @@ class WaitForOp(KtOp):
 
     def __init__(self, tiles: Sequence[SSAValue]):
         super().__init__(operands=[list(tiles)])
+
+    def verify_(self) -> None:
+        check.check_waited(self, self.tiles)
 
 
 @irdl_op_definition
@@ -325,15 +361,18 @@ class MmaOp(KtOp):
 
     def verify_(self) -> None:
         variant = self.variant.data
-        if variant not in MMA_VARIANTS:
-            raise VerifyException(f"kt.mma variant must be one of {MMA_VARIANTS}")
-        m, n, k = mma_dims(variant, self.a.type.shape, self.b.type.shape)
+        check.check_choice(self, "variant", variant, MMA_VARIANTS)
+        a, b, acc = self.a.type, self.b.type, self.acc.type
+        m, n, k = mma_dims(variant, a.shape, b.shape)
         if k is None:
-            raise VerifyException(f"kt.mma {variant}: inner dimensions differ "
-                                  f"({self.a.type.shape} and {self.b.type.shape})")
-        if self.acc.type.shape != (m, n):
-            raise VerifyException(f"kt.mma {variant}: accumulator is {self.acc.type.shape}, "
-                                  f"product is {(m, n)}")
+            raise IRError(self, f"variant {variant}: the inner dimensions of a {a} and b {b} "
+                                f"differ", hint="for C = A·Bᵀ with both row-major use ABt")
+        if acc.shape != (m, n):
+            raise IRError(self, f"variant {variant}: the accumulator {acc} is not the "
+                                f"product's shape {m}x{n}")
+        check.check_mma_operands(self, a, b, acc, self.result.type)
+        check.check_mma_layouts(self, variant, a, b)
+        check.check_mma_fragments(self, (("a", a), ("b", b), ("acc", acc)))
 
 
 @irdl_op_definition
@@ -353,13 +392,17 @@ class MmaSharedOp(KtOp):
         super().__init__(operands=[a, b, acc], result_types=[acc.type])
 
     def verify_(self) -> None:
-        (m, k), (n, kb) = self.a.type.shape, self.b.type.shape
+        a, b, acc = self.a.type, self.b.type, self.acc.type
+        (m, k), (n, kb) = a.shape, b.shape
         if k != kb:
-            raise VerifyException(f"kt.mma_shared: a is {m}x{k} but the shared b is {n}x{kb}: "
-                                  f"their K (columns) differ")
-        if self.acc.type.shape != (m, n):
-            raise VerifyException(f"kt.mma_shared: accumulator is {self.acc.type.shape}, "
-                                  f"product is {(m, n)}")
+            raise IRError(self, f"a {a} is {m}x{k} but the shared b {b} is {n}x{kb}: their K "
+                                f"(columns) differ")
+        if acc.shape != (m, n):
+            raise IRError(self, f"the accumulator {acc} is not the product's shape {m}x{n}")
+        check.check_mma_operands(self, a, b, acc, self.result.type, b_what="the shared b")
+        if a.layout.data != "row":
+            raise IRError(self, f"a {a} must be in row layout: a @ bᵀ reads a by rows")
+        check.check_mma_fragments(self, (("a", a), ("acc", acc)))
 
 
 def mma_dims(variant: str, a: tuple[int, int], b: tuple[int, int]):
@@ -381,8 +424,9 @@ class UnaryOp(KtOp):
         super().__init__(operands=[x], properties={"fn": _str(fn)}, result_types=[x.type])
 
     def verify_(self) -> None:
-        if self.fn.data not in UNARY_FNS:
-            raise VerifyException(f"kt.unary: unknown function {self.fn.data!r}")
+        fn = self.fn.data
+        check.check_choice(self, "function", fn, UNARY_FNS)
+        check.check_unary(self, self.x.type, self.result.type, UNARY_OPERANDS.get(fn, "float"))
 
 
 @irdl_op_definition
@@ -400,8 +444,13 @@ class BinaryOp(KtOp):
         super().__init__(operands=[x, y], properties={"fn": _str(fn)}, result_types=[result_type])
 
     def verify_(self) -> None:
-        if self.fn.data not in BINARY_FNS:
-            raise VerifyException(f"kt.binary: unknown function {self.fn.data!r}")
+        fn = self.fn.data
+        check.check_choice(self, "function", fn, BINARY_FNS)
+        x, y, result = self.x.type, self.y.type, self.result.type
+        check.check_broadcast(self, x, y, result)
+        rule = ("compare" if fn in COMPARE_FNS else "bitwise" if fn in BITWISE_FNS
+                else "arithmetic")
+        check.check_binary_dtype(self, x, y, result, rule)
 
 
 @irdl_op_definition
@@ -416,6 +465,9 @@ class SelectOp(KtOp):
     def __init__(self, cond: SSAValue, x: SSAValue, y: SSAValue):
         super().__init__(operands=[cond, x, y], result_types=[x.type])
 
+    def verify_(self) -> None:
+        check.check_select(self, self.cond.type, self.x.type, self.y.type, self.result.type)
+
 
 @irdl_op_definition
 class CastOp(KtOp):
@@ -426,6 +478,9 @@ class CastOp(KtOp):
 
     def __init__(self, x: SSAValue, result_type: Attribute):
         super().__init__(operands=[x], result_types=[result_type])
+
+    def verify_(self) -> None:
+        check.check_cast(self, self.x.type, self.result.type)
 
 
 @irdl_op_definition
@@ -444,8 +499,8 @@ class ReduceOp(KtOp):
                          result_types=[result_type])
 
     def verify_(self) -> None:
-        if self.kind.data not in REDUCE_KINDS:
-            raise VerifyException(f"kt.reduce: unknown kind {self.kind.data!r}")
+        check.check_choice(self, "kind", self.kind.data, REDUCE_KINDS)
+        check.check_reduce(self, self.axis.data, self.x.type, self.result.type)
 
 
 @irdl_op_definition
@@ -460,6 +515,10 @@ class BlockReduceOp(KtOp):
     def __init__(self, kind: str, x: SSAValue):
         super().__init__(operands=[x], properties={"kind": _str(kind)}, result_types=[x.type])
 
+    def verify_(self) -> None:
+        check.check_choice(self, "kind", self.kind.data, REDUCE_KINDS)
+        check.check_block_reduce(self, self.x.type, self.result.type)
+
 
 @irdl_op_definition
 class FillOp(KtOp):
@@ -470,6 +529,9 @@ class FillOp(KtOp):
 
     def __init__(self, value: float, result_type: Attribute):
         super().__init__(properties={"value": _float(value)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        check.check_register(self, "the result", self.result.type)
 
 
 @irdl_op_definition
@@ -483,6 +545,10 @@ class IotaOp(KtOp):
 
     def __init__(self, axis: str, result_type: Attribute):
         super().__init__(properties={"axis": _str(axis)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        check.check_choice(self, "axis", self.axis.data, ("row", "col"))
+        check.check_register(self, "the result", self.result.type)
 
 
 @irdl_op_definition
@@ -500,6 +566,9 @@ class CausalMaskOp(KtOp):
         super().__init__(operands=[x, row0, col0], properties={"fill": _float(fill)},
                          result_types=[x.type])
 
+    def verify_(self) -> None:
+        check.check_keeps_type(self, self.x.type, self.result.type)
+
 
 @irdl_op_definition
 class RandOp(KtOp):
@@ -514,11 +583,8 @@ class RandOp(KtOp):
     def __init__(self, seed: SSAValue, offsets: SSAValue, result_type: Attribute):
         super().__init__(operands=[seed, offsets], result_types=[result_type])
 
-
-def _check_coords(op: IRDLOperation, coords) -> None:
-    if len(coords) != 4:
-        raise VerifyException(f"{op.name} takes 4 coordinates (batch, depth, row, col), "
-                              f"got {len(coords)}")
+    def verify_(self) -> None:
+        check.check_rand(self, self.seed.type, self.offsets.type, self.result.type)
 
 
 OPS = [BlockIdxOp, WarpIdOp, ExtentOp, LoadOp, StoreOp, GatherOp, ScatterOp, AllocOp,

@@ -2,7 +2,7 @@
 came from, and how to report a user error at an op."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
@@ -29,7 +29,14 @@ def kernel_name(module: ModuleOp) -> str:
 
 
 def warps(module: ModuleOp) -> int:
-    return kernel_func(module).attributes["kt.warps"].value.data  # type: ignore[attr-defined]
+    fn = kernel_func(module)
+    attr = fn.attributes.get("kt.warps")
+    if not isinstance(attr, IntegerAttr) or attr.value.data <= 0:
+        raise KernelError(f"kernel '{fn.sym_name.data}' has no warp count: its kt.warps "
+                          f"attribute is {attr or 'missing'}",
+                          hint="give the func.func the attribute kt.warps = N : i64 (N > 0 "
+                               "warps per block)")
+    return attr.value.data
 
 
 def tensor_maps(fn: FuncOp) -> list[tuple[int, ...]]:
@@ -66,14 +73,18 @@ def error_at(op: Operation, message: str, *, hint: str | None = None,
              what: str | None = None) -> KernelError:
     """A user error pointing at the kernel line that made `op`. `what` names the op in the
     author's words (e.g. "mma", "barrier"); the kernel name comes from the enclosing module."""
-    kernel = None
+    return KernelError(message, loc=loc_of(op), kernel=kernel_of(op), op=what, hint=hint)
+
+
+def kernel_of(op: Operation) -> str | None:
+    """The name of the kernel of the module holding `op`, None outside one."""
     module = op.get_toplevel_object()
-    if isinstance(module, ModuleOp):
-        try:
-            kernel = kernel_name(module)
-        except KernelError:
-            kernel = None
-    return KernelError(message, loc=loc_of(op), kernel=kernel, op=what, hint=hint)
+    if not isinstance(module, ModuleOp):
+        return None
+    try:
+        return kernel_name(module)
+    except KernelError:
+        return None
 
 
 def user_op_name(op: Operation) -> str:

@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..dtypes import DType
@@ -36,12 +37,63 @@ def element_attr(dt: DType) -> Attribute:
 
 
 def element_dtype(attr: Attribute) -> DType:
+    found = dtype_or_none(attr)
+    if found is None:
+        raise ValueError(f"no ktile dtype for {attr}")
+    return found
+
+
+def dtype_or_none(attr: Attribute) -> DType | None:
+    """The ktile dtype an element type stands for, None where there is none (e.g. f64, i16)."""
     for name, cls in _ELEMENT_ATTRS.items():
         if isinstance(attr, cls):
             return dtypes.BY_NAME[name]
     if isinstance(attr, IntegerType):
-        return {32: dtypes.i32, 8: dtypes.i8, 1: dtypes.i1}[attr.width.data]
-    raise ValueError(f"no ktile dtype for {attr}")
+        return _INTEGER_DTYPES.get(attr.width.data)
+    return None
+
+
+_INTEGER_DTYPES = {32: dtypes.i32, 8: dtypes.i8, 1: dtypes.i1}
+ELEMENT_NAMES = "bf16, f16, f32, f8E4M3FN, i32, i8, i1"
+
+
+def check_element(element: Attribute) -> None:
+    """Every kt type holds elements of a ktile dtype; the passes, the interpreter and the
+    headers know no others."""
+    if dtype_or_none(element) is None:
+        raise VerifyException(f"element type {element} is not a ktile dtype (one of "
+                              f"{ELEMENT_NAMES})")
+
+
+def check_extent(what: str, value: int) -> None:
+    if value <= 0:
+        raise VerifyException(f"{what} {value} must be positive")
+
+
+def parse_shape(parser: AttrParser, rank: int, what: str) -> tuple[list[int], Attribute]:
+    """`RxCxelement` (rank 2) or `Lxelement` (rank 1), refused at its position when the rank,
+    a size or the element type is wrong."""
+    position = parser.pos
+    dims, element = parser.parse_ranked_shape()
+    problem = None
+    if len(dims) != rank:
+        problem = f"{what} has {rank} dimension{'s' if rank > 1 else ''}, got {len(dims)}"
+    elif any(d <= 0 for d in dims):
+        problem = f"{what} sizes must be positive, got {'x'.join(map(str, dims))}"
+    elif dtype_or_none(element) is None:
+        problem = f"{what} element type {element} is not a ktile dtype (one of {ELEMENT_NAMES})"
+    if problem:
+        parser.raise_error(problem, position, parser.pos)
+    return dims, element
+
+
+def parse_choice(parser: AttrParser, what: str, choices: tuple[str, ...]) -> str:
+    position = parser.pos
+    word = parser.parse_identifier()
+    if word not in choices:
+        parser.raise_error(f"{what} {word!r} is not one of {', '.join(choices)}", position,
+                           parser.pos)
+    return word
 
 
 class _Shaped:
@@ -61,10 +113,18 @@ class GlobalType(_Shaped, ParametrizedAttribute, TypeAttribute):
         with printer.in_angle_brackets():
             printer.print_attribute(self.element)
 
+    def verify(self) -> None:
+        check_element(self.element)
+
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets():
-            return (parser.parse_type(),)
+            position = parser.pos
+            element = parser.parse_type()
+            if dtype_or_none(element) is None:
+                parser.raise_error(f"global element type {element} is not a ktile dtype (one "
+                                   f"of {ELEMENT_NAMES})", position, parser.pos)
+            return (element,)
 
 
 @irdl_attr_definition
@@ -84,10 +144,13 @@ class RegTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
         return RegTileType(self.rows, self.cols, self.element, self.layout, StringAttr(fragment))
 
     def verify(self) -> None:
+        check_extent("register tile rows", self.rows.data)
+        check_extent("register tile cols", self.cols.data)
+        check_element(self.element)
         if self.layout.data not in LAYOUTS:
-            raise ValueError(f"register tile layout must be one of {LAYOUTS}")
+            raise VerifyException(f"register tile layout must be one of {LAYOUTS}")
         if self.fragment.data not in FRAGMENTS:
-            raise ValueError(f"register tile fragment must be one of {FRAGMENTS}")
+            raise VerifyException(f"register tile fragment must be one of {FRAGMENTS}")
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -100,12 +163,12 @@ class RegTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (rows, cols), element = parser.parse_ranked_shape()
+            (rows, cols), element = parse_shape(parser, 2, "a register tile")
             parser.parse_punctuation(",")
-            layout = parser.parse_identifier()
+            layout = parse_choice(parser, "register tile layout", LAYOUTS)
             fragment = "none"
             if parser.parse_optional_punctuation(","):
-                fragment = parser.parse_identifier()
+                fragment = parse_choice(parser, "register tile fragment", FRAGMENTS)
         return (IntAttr(rows), IntAttr(cols), element, StringAttr(layout), StringAttr(fragment))
 
 
@@ -120,6 +183,11 @@ class SharedTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
     def shape(self) -> tuple[int, int]:
         return (self.rows.data, self.cols.data)
 
+    def verify(self) -> None:
+        check_extent("shared tile rows", self.rows.data)
+        check_extent("shared tile cols", self.cols.data)
+        check_element(self.element)
+
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string(f"{self.rows.data}x{self.cols.data}x")
@@ -128,7 +196,7 @@ class SharedTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (rows, cols), element = parser.parse_ranked_shape()
+            (rows, cols), element = parse_shape(parser, 2, "a shared tile")
         return (IntAttr(rows), IntAttr(cols), element)
 
 
@@ -142,8 +210,10 @@ class RegVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     axis: StringAttr
 
     def verify(self) -> None:
+        check_extent("register vector length", self.length.data)
+        check_element(self.element)
         if self.axis.data not in VECTOR_AXES:
-            raise ValueError(f"register vector axis must be one of {VECTOR_AXES}")
+            raise VerifyException(f"register vector axis must be one of {VECTOR_AXES}")
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -154,9 +224,9 @@ class RegVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (length,), element = parser.parse_ranked_shape()
+            (length,), element = parse_shape(parser, 1, "a register vector")
             parser.parse_punctuation(",")
-            axis = parser.parse_identifier()
+            axis = parse_choice(parser, "register vector axis", VECTOR_AXES)
         return (IntAttr(length), element, StringAttr(axis))
 
 
@@ -166,6 +236,10 @@ class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     length: IntAttr = param_def(converter=IntAttr.get)
     element: Attribute
 
+    def verify(self) -> None:
+        check_extent("shared vector length", self.length.data)
+        check_element(self.element)
+
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string(f"{self.length.data}x")
@@ -174,7 +248,7 @@ class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (length,), element = parser.parse_ranked_shape()
+            (length,), element = parse_shape(parser, 1, "a shared vector")
         return (IntAttr(length), element)
 
 
