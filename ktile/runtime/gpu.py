@@ -21,12 +21,13 @@ from __future__ import annotations
 import threading
 from importlib import import_module
 
-from ..errors import InputError, KernelError
-from .arguments import (check_arguments, check_coindexed, check_index_limit, check_requirements,
-                        check_same_device, check_strides, copy_fix, kernel_strides)
+from ..errors import InputError, InternalError, KernelError, KtileError
+from .arguments import (check_aliasing, check_arguments, check_coindexed, check_index_limit,
+                        check_requirements, check_same_device, check_strides, copy_fix,
+                        in_place_refusal, kernel_strides)
 from .devices import device, target_of
-from .fastcall import ALIGNMENT, fast_call
-from .grid import grid_function
+from .fastcall import ALIGNMENT, Overlap, fast_call
+from .grid import check_grid, grid_function
 from .loaders.packing import KernelParams
 from .tensor_maps import CallMaps
 
@@ -47,9 +48,9 @@ class GpuCall:
         self.target = target
         self.constants = dict(constants)
         self.params: KernelParams | None = None   # per signature (_prepare): globals, then maps
-        self._code = fast_call(len(kernel.params))
         self._lock = threading.Lock()
         self._written: list[int] = []
+        self._checked_trace = None               # the trace the last signature was checked for
         self._launch = None
         self.fast = self._prepare_and_run        # the first call prepares
         self.tensor_copies = False               # whether the last signature's build has TMA
@@ -71,7 +72,7 @@ class GpuCall:
         check_requirements(kernel, kernel.resolve_constants(self.constants), arguments)
         trace, maps = self._trace(self._target_name(dev), arguments)
         check_coindexed(kernel, trace, arguments)
-        self._written = trace.written_params
+        self._written, self._checked_trace = trace.written_params, trace
         check_strides(kernel, trace, arguments)
         check_index_limit(kernel, trace.target, arguments,
                           [kernel_strides(a) for a in arguments])
@@ -81,14 +82,18 @@ class GpuCall:
         loaded, loader = _load(trace, dev.index)
         shapes = [a.shape for a in arguments]
         grid = grid_function(trace)(shapes)
+        check_grid(kernel, grid, shapes)
         _check_grid(kernel, grid, loader.MAX_GRID)
         with self._lock:
             self.params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0)
             self.params.set_layout(shapes, [kernel_strides(a) for a in arguments])
-            self._launch = _nothing if min(grid) <= 0 else self._bind(loaded, grid, maps)
-        self.fast = self._code.make_fast(self._code.signature_of(args), *self.params.globals,
-                                         self._launch, self._prepare_and_run, self._misaligned,
-                                         self._lock)
+            self._launch = self._bind(loaded, grid, maps)
+        pairs = _overlaps(trace, arguments)
+        code = fast_call(len(kernel.params), tuple(trace.written_params), pairs)
+        spans = [arguments[i].span()[1] - arguments[i].address for i in code.spanned]
+        self.fast = code.make_fast(code.signature_of(args), *self.params.globals, *spans,
+                                   self._launch, self._prepare_and_run, self._misaligned,
+                                   self._aliased, self._lock)
 
     def _trace(self, target: str, arguments) -> tuple:
         """The trace with TMA copies and the call's maps where every map can describe its
@@ -133,6 +138,16 @@ class GpuCall:
                                    f"{name} code on the interpreter: k.interpret(...)")
         return name
 
+    def _aliased(self, args: tuple) -> KtileError:
+        """The error for the tensors of a call whose memory the fast path found shared."""
+        try:
+            check_aliasing(self.kernel, self._checked_trace,
+                           check_arguments(self.kernel, args))
+        except InputError as err:
+            return err
+        return InternalError("the fast path found a written tensor sharing memory that "
+                             "check_aliasing allows")
+
     def _misaligned(self, args: tuple) -> InputError | None:
         """The error for the first tensor whose data is not ALIGNMENT-byte aligned."""
         written = set(self._written)
@@ -147,8 +162,21 @@ class GpuCall:
         return None
 
 
-def _nothing() -> None:
-    """The launch of an empty grid (a block count <= 0): nothing runs, as in the interpreter."""
+def _overlaps(trace, arguments) -> tuple[Overlap, ...]:
+    """The pairs of tensors whose memory each call checks: each written tensor against every
+    other (each pair of written ones once); equal pointers are allowed where the two have one
+    signature and the kernel may take the input in place (`check_aliasing`'s rule)."""
+    written = trace.written_params
+    pairs = []
+    for w in written:
+        for x in range(len(arguments)):
+            if x == w or (x in written and x < w):
+                continue
+            a, b = arguments[w], arguments[x]
+            same = (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+                    and in_place_refusal(trace, x, w) is None)
+            pairs.append(Overlap(w, x, same))
+    return tuple(pairs)
 
 
 def _load(trace, device_index: int):
