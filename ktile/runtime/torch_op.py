@@ -47,6 +47,10 @@ def torch_op(kernel: Kernel, *, name: str | None = None, constants: dict[str, An
     if not isinstance(kernel, Kernel):
         raise InputError(f"torch_op takes an @hk.kernel, got {type(kernel).__name__}",
                          hint="decorate the function with @hk.kernel(grid=...) first")
+    if constants is not None and not isinstance(constants, dict):
+        raise InputError(f"constants must be a dict of the kernel's constants, got "
+                         f"{type(constants).__name__} {constants!r}", kernel=kernel.name,
+                         hint="ktile.torch_op(kernel, constants={'BLOCK': 64})")
     values = kernel.resolve_constants(dict(constants or {}))
     op_name = _checked_name(kernel, name) if name is not None else \
         _default_name(kernel, values, target)
@@ -104,6 +108,8 @@ class TorchOp:
             raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "
                              f"constants were bound when it was made", kernel=self.kernel.name,
                              hint="make another op: ktile.torch_op(kernel, constants={...})")
+        if len(tensors) != len(self.params):   # before anything reads tensors[0]
+            check_arguments(self.kernel, tensors)
         if _is_compiling():  # compiled calls are checked by the fake impl
             return self.overload(*tensors)
         gpu = self._gpu

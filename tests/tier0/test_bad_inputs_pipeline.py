@@ -499,3 +499,103 @@ def test_the_hip_loader_without_rocm(monkeypatch):
     monkeypatch.setattr(hip.ctypes, "CDLL", no_library)
     monkeypatch.setattr(hip, "_torch_libraries", lambda: [])
     refused(hip.open_library, "libamdhip64 cannot be loaded", "ROCm", "k.interpret(")
+
+
+# ---- torch ops -------------------------------------------------------------------------------
+
+@hk.kernel(grid=GRID)
+def scaled_copy(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *,
+                SCALE: hk.Constexpr[float] = 1.0):
+    idx = hk.tile_coord(0, 0, 0, 0)
+    o[idx] = a[idx].load(hk.RT(hk.fp32, 16, 64)) * SCALE
+
+
+@hk.kernel(grid=GRID)
+def other_copy(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    o[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))
+
+
+@pytest.fixture(scope="module")
+def op():
+    return hk.torch_op(scaled_copy, name="corpus_scaled_copy")
+
+
+def fp32(*shape):
+    import torch
+    return torch.zeros(*shape, dtype=torch.float32)
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: hk.torch_op(scaled_copy.fn), ("torch_op takes an @hk.kernel", "function",
+                                           "@hk.kernel(grid=")),
+    (lambda: hk.torch_op(scaled_copy, name="ktile::corpus"), ("not a Python identifier",
+                                                              "namespace is always 'ktile'")),
+    (lambda: hk.torch_op(scaled_copy, name=7), ("op name 7", "not a Python identifier")),
+    (lambda: hk.torch_op(scaled_copy, constants=[("SCALE", 2.0)]),
+     ("constants must be a dict", "list", "constants={")),
+], ids=["not-a-kernel", "namespaced-name", "name-not-str", "constants-not-dict"])
+def test_a_torch_op_asked_for_wrongly(make, words):
+    refused(make, *words, kind=InputError)
+
+
+@pytest.mark.parametrize("constants,words", [
+    ({"NOPE": 1}, ("unknown constant 'NOPE'", "SCALE")),
+    ({"SCALE": "x"}, ("constant 'SCALE' must be float", "'x'")),
+], ids=["unknown-constant", "constant-of-the-wrong-type"])
+def test_a_torch_op_with_constants_the_kernel_does_not_take(constants, words):
+    refused(lambda: hk.torch_op(scaled_copy, constants=constants), *words)
+
+
+def test_a_torch_op_for_a_target_that_is_no_name():
+    refused(lambda: hk.torch_op(scaled_copy, target=942), "target is named by a string")
+
+
+def test_a_torch_op_name_another_kernel_holds(op):
+    refused(lambda: hk.torch_op(other_copy, name="corpus_scaled_copy"), "already taken",
+            "scaled_copy", "name=", kind=InputError)
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda op: op(fp32(1, 1, 16, 64), fp32(1, 1, 16, 64), SCALE=2.0),
+     ("keyword arguments ['SCALE']", "bound when it was made")),
+    (lambda op: op(fp32(1, 1, 16, 64).numpy(), fp32(1, 1, 16, 64)),
+     ("parameter 'a' must be a torch.Tensor", "ndarray", "torch.from_numpy")),
+    (lambda op: op(), ("takes 2 tensors (a, o), got 0",)),
+    (lambda op: op(fp32(1, 1, 16, 64)), ("takes 2 tensors (a, o), got 1",)),
+    (lambda op: op(fp32(1, 1, 16, 64).half(), fp32(1, 1, 16, 64)),
+     ("parameter 'a'", "fp32", "float16")),
+    (lambda op: op(fp32(16, 64), fp32(1, 1, 16, 64)), ("parameter 'a'", "4-D")),
+    (lambda op: op(fp32(1, 1, 16, 64), fp32(1, 1, 64, 16).transpose(2, 3)),
+     ("parameter 'o'", "stride 16 in its last dimension", "freshly allocated")),
+    (lambda op: op(fp32(1, 1, 16, 64), fp32(1, 1, 1, 64).expand(1, 1, 16, 64)),
+     ("parameter 'o' is written", "share memory")),
+    (lambda op: op(fp32(1, 1, 16, 64).to("meta"), fp32(1, 1, 16, 64)),
+     ("different devices", "'a' on meta", "'o' on cpu")),
+], ids=["keyword-constant", "numpy-array", "no-tensors", "too-few", "wrong-dtype", "2-d",
+        "strided-output", "broadcast-output", "mixed-devices"])
+def test_a_torch_op_called_with_bad_arguments(op, call, words):
+    refused(lambda: call(op), *words, kind=InputError)
+
+
+@pytest.mark.parametrize("shapes,words", [
+    (((1, 1, 16, 64), (1, 1, 16, 64)), ()),
+    (((1, 1, 16, 64), (16, 64)), ("parameter 'o'", "4-D")),
+    (((1, 1, 16, 64), (1, 1, 32, 64)), ("same tile coordinates", "differ in shape")),
+], ids=["accepted", "fake-rank", "fake-shapes-differ"])
+def test_a_torch_op_on_fake_tensors_checks_symbolically(op, shapes, words):
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        a, o = (torch.zeros(*shape) for shape in shapes)
+        if not words:
+            op.overload(a, o)
+            return
+        refused(lambda: op.overload(a, o), *words, kind=InputError)
+
+
+def test_a_torch_ops_first_call_inside_a_cuda_graph_capture(op, monkeypatch):
+    import torch
+    from ktile.runtime.torch_op import check_not_first_in_capture
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    refused(lambda: check_not_first_in_capture(op, torch.device("cuda", 0)),
+            "inside a CUDA graph capture", "call the op once before capturing", kind=InputError)
