@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what ktile's main job and tests need, idempotently, into .venv at the repo root:
 # ktile itself (editable) with its pinned dependencies, the test tools, torch (CPU) for the
-# examples' tensors, and — where apt works — Debian's mlir-22-tools for the interop test.
+# examples' tensors, Debian's LLVM 22 packages (where apt works) and, on a machine without one,
+# nvcc from PyPI's CUDA wheels. `scripts/check-tools` lists every external tool the tests use;
+# scripts/run-tests runs it right after this and, under CI, stops when one is missing.
 # A second run with nothing changed returns in about a second.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,11 +36,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 # Debian's LLVM 22: mlir-opt reads ktile's generic IR in one test; clang, lld and the LLVM
-# tools build and check AMD code objects (`ktile cocheck`). Tests that need them skip, saying
-# so, where they cannot be installed.
+# tools build and check AMD code objects (`ktile cocheck`); clang++ bundles several arches'
+# code objects with clang-offload-bundler (clang-tools-22). Outside CI, tests that need them
+# skip, saying so, where they cannot be installed.
 llvm_bin=/usr/lib/llvm-22/bin
 missing=""
-for pair in mlir-opt:mlir-22-tools clang++:clang-22 ld.lld:lld-22 llvm-objdump:llvm-22; do
+for pair in mlir-opt:mlir-22-tools clang++:clang-22 clang-offload-bundler:clang-tools-22 \
+            ld.lld:lld-22 llvm-objdump:llvm-22; do
   [ -x "$llvm_bin/${pair%%:*}" ] || missing="$missing ${pair##*:}"
 done
 if [ -n "$missing" ]; then
@@ -48,5 +52,23 @@ if [ -n "$missing" ]; then
       >/dev/null 2>&1 || echo "setup: could not install$missing; the tests that need them skip"
   else
     echo "setup: not root or no apt-get: install$missing for the tests that need them"
+  fi
+fi
+
+# nvcc (CUDA 12 or later, for sm_90a) builds the NVIDIA targets' tier-1 tests. Debian has none
+# that knows sm_90a; PyPI's CUDA wheels hold a whole nvcc (13.0, the version this project's
+# machines carry at /usr/local/cuda). Where no nvcc is found, they go into .venv, and
+# .venv/bin/nvcc runs it (a wrapper, not a link: nvcc finds its headers next to itself).
+nvcc_wheels="nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96
+             nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85"
+if [ -z "${KTILE_NVCC:-}" ] && ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] \
+   && [ ! -x "$venv/bin/nvcc" ]; then
+  echo "setup: no nvcc here: installing PyPI's CUDA 13.0 nvcc into .venv"
+  if quiet_pip install -q $nvcc_wheels; then
+    site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    printf '#!/bin/sh\nexec "%s/nvidia/cu13/bin/nvcc" "$@"\n' "$site" > "$venv/bin/nvcc"
+    chmod +x "$venv/bin/nvcc"
+  else
+    echo "setup: could not install nvcc; install CUDA 12 or later, or set KTILE_NVCC"
   fi
 fi

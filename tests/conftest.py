@@ -1,5 +1,6 @@
 """Shared test setup: the repo root on sys.path, and the tier markers' skips."""
 import os
+import runpy
 import shutil
 import sys
 
@@ -24,6 +25,29 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tier3" in item.keywords and not has_cuda_gpu():
             item.add_marker(skip_gpu)
+
+
+# Under CI every tool of scripts/check-tools must be here: a test skipped for want of one
+# fails instead, so a missing install step cannot pass as a green run with fewer tests.
+CHECK_TOOLS = runpy.run_path(os.path.join(ROOT, "scripts", "check-tools"))
+TOOL_WORDS = sorted({word for tool, source, _ in CHECK_TOOLS["TOOLS"]
+                     for word in (tool, source) if " " not in word} | {"LLVM 22"})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and CHECK_TOOLS["in_ci"]()) or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    named = [word for word in TOOL_WORDS if word in reason]
+    if named:
+        report.outcome = "failed"
+        report.longrepr = (f"skipped under CI for want of {', '.join(named)} ({reason}): CI must "
+                           f"have every tool (scripts/setup.sh installs them; "
+                           f"scripts/check-tools says which are missing)")
 
 
 def find_tool(name: str) -> str | None:

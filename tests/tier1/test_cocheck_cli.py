@@ -22,6 +22,12 @@ pytestmark = [pytest.mark.tier1,
                                  f"(missing {', '.join(MISSING)}; apt-get install clang-22 "
                                  f"lld-22 llvm-22)")]
 
+# clang++ bundles the code objects of several arches (and a HIP host compile's fatbin) with
+# clang-offload-bundler, from Debian's clang-tools-22: without it clang++ dies in posix_spawn
+needs_bundler = pytest.mark.skipif(
+    find_tool("clang-offload-bundler") is None,
+    reason="tier 1: needs clang-offload-bundler (apt-get install clang-tools-22)")
+
 # a HIP host compile needs the launch entry points declared; nothing links against them
 HOST_DECLARATIONS = """
 struct dim3 { unsigned x, y, z; };
@@ -133,6 +139,7 @@ def test_mcpu_overrides_the_arch_and_an_unknown_one_is_unusable(tmp_path, capsys
     assert "'sm_90a' is not an AMDGPU arch name" in capsys.readouterr().err
 
 
+@needs_bundler
 def test_an_offload_bundle_is_checked_per_target(tmp_path, capsys):
     bundle = clang_hip(tmp_path, "clean.o", "--offload-arch=gfx1100", "--offload-arch=gfx950",
                        "--cuda-device-only", "-c")
@@ -143,6 +150,7 @@ def test_an_offload_bundle_is_checked_per_target(tmp_path, capsys):
         (f"{bundle}[gfx1100]", "gfx1100"), (f"{bundle}[gfx950]", "gfx950")]
 
 
+@needs_bundler
 def test_a_hip_host_binary_is_checked_through_its_fatbin(tmp_path, capsys):
     source = tmp_path / "host.hip"
     source.write_text(HOST_DECLARATIONS + (DATA / "clean.hip").read_text())
