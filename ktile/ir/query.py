@@ -93,3 +93,29 @@ def user_op_name(op: Operation) -> str:
             "kt.mma_shared": "mma from shared",
             "kt.wait_for": "wait_for", "kt.barrier": "barrier", "kt.alloc": "shared",
             "kt.block_reduce": "group reduce"}.get(op.name, op.name.removeprefix("kt."))
+
+
+def verify_module(module: ModuleOp) -> None:
+    """xDSL's verification of every op, each failure a KernelError at the op that fails: the kt
+    ops' relations (verifiers.py) raise one already; another dialect's op (func, arith, scf)
+    is found again and named."""
+    from xdsl.utils.exceptions import VerifyException
+    try:
+        module.verify()
+    except KernelError:
+        raise
+    except VerifyException as err:
+        raise located_verify_error(module, err) from None
+
+
+def located_verify_error(module: ModuleOp, err: Exception) -> KernelError:
+    """`err`, raised by `module.verify()`, as a KernelError at the first op that fails
+    verification on its own (found only on this error path)."""
+    from xdsl.utils.exceptions import VerifyException
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as found:
+            return error_at(op, str(found).strip(), what=op.name)
+    return KernelError(f"the module does not verify: {str(err).strip()}")
+

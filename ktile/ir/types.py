@@ -77,7 +77,7 @@ def parse_shape(parser: AttrParser, rank: int, what: str) -> tuple[list[int], At
     dims, element = parser.parse_ranked_shape()
     problem = None
     if len(dims) != rank:
-        problem = f"{what} has {rank} dimension{'s' if rank > 1 else ''}, got {len(dims)}"
+        problem = f"a {what} has {rank} dimension{'s' if rank > 1 else ''}, got {len(dims)}"
     elif any(d <= 0 for d in dims):
         problem = f"{what} sizes must be positive, got {'x'.join(map(str, dims))}"
     elif dtype_or_none(element) is None:
@@ -163,7 +163,7 @@ class RegTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (rows, cols), element = parse_shape(parser, 2, "a register tile")
+            (rows, cols), element = parse_shape(parser, 2, "register tile")
             parser.parse_punctuation(",")
             layout = parse_choice(parser, "register tile layout", LAYOUTS)
             fragment = "none"
@@ -196,7 +196,7 @@ class SharedTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (rows, cols), element = parse_shape(parser, 2, "a shared tile")
+            (rows, cols), element = parse_shape(parser, 2, "shared tile")
         return (IntAttr(rows), IntAttr(cols), element)
 
 
@@ -224,7 +224,7 @@ class RegVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (length,), element = parse_shape(parser, 1, "a register vector")
+            (length,), element = parse_shape(parser, 1, "register vector")
             parser.parse_punctuation(",")
             axis = parse_choice(parser, "register vector axis", VECTOR_AXES)
         return (IntAttr(length), element, StringAttr(axis))
@@ -248,7 +248,7 @@ class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         with parser.in_angle_brackets():
-            (length,), element = parse_shape(parser, 1, "a shared vector")
+            (length,), element = parse_shape(parser, 1, "shared vector")
         return (IntAttr(length), element)
 
 

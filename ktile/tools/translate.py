@@ -5,7 +5,9 @@
     python -m ktile.tools.translate kernel.mlir -o kernel.cpp
 
 The module is translated as given: run the passes first (`ktile-opt`), or the waits carry no
-derived counts and the register tiles no fragments.
+derived counts and the register tiles no fragments. It is verified first (each kt op's type
+relations: ktile/ir/verifiers.py). Input that is not a kt module, IR that fails verification
+and a module the translation refuses exit 1 with one message; a bad flag or target exits 2.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import argparse
 import sys
 
 from ..errors import KtileError
+from .inputs import ToolError, input_name, read_source
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -26,13 +29,6 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
 def _write(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
@@ -43,18 +39,21 @@ def _write(path: str, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    from xdsl.utils.exceptions import ParseError, VerifyException
-
     from ..codegen import translate
     from ..ir.printing import parse_module
     try:
-        module = parse_module(_read(args.input))
-        module.verify()
+        module = parse_module(read_source(args.input), input_name(args.input), verify=True)
         source = translate(module, args.target)
-    except (KtileError, OSError, ParseError, VerifyException) as exc:
+        _write(args.output, source)
+    except ToolError as exc:
+        print(f"ktile-translate: {exc}", file=sys.stderr)
+        return exc.code
+    except KtileError as exc:
         print(f"ktile-translate: {exc}", file=sys.stderr)
         return 1
-    _write(args.output, source)
+    except OSError as exc:  # the -o file
+        print(f"ktile-translate: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
     return 0
 
 
