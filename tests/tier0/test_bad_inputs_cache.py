@@ -8,6 +8,7 @@ to a value ktile does not know is refused naming the variable and the values it 
 The "compiler" is a small Python function, so none of this needs nvcc or clang.
 """
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -405,3 +406,39 @@ def test_every_knob_has_cases_here():
     covered = {"KTILE_TARGET", "KTILE_BACKEND", "KTILE_CACHE_DIR", "KTILE_NVCC", "KTILE_HIPCC",
                "KTILE_CLANG", "KTILE_LLVM_BIN", "KTILE_UPDATE_GOLDEN"}
     assert {v.name for v in config.ALL} <= covered
+
+
+# ---- the tools preflight (scripts/check-tools) -----------------------------------------------
+
+CHECK_TOOLS = Path(__file__).resolve().parents[2] / "scripts" / "check-tools"
+
+
+def check_tools(tmp_path: Path, ci: str):
+    """check-tools with no LLVM tools anywhere (KTILE_LLVM_BIN an empty folder) and no nvcc."""
+    import subprocess
+    (tmp_path / "llvm").mkdir(exist_ok=True)
+    env = {**os.environ, "KTILE_LLVM_BIN": str(tmp_path / "llvm"), "PATH": str(tmp_path),
+           "KTILE_NVCC": str(tmp_path / "no-nvcc"), "CI": ci}
+    return subprocess.run([sys.executable, str(CHECK_TOOLS)], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize("ci", ["true", "1", "yes"])
+def test_under_ci_a_missing_tool_stops_the_run_naming_its_package(ci, tmp_path):
+    done = check_tools(tmp_path, ci)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    for tool, package in (("clang-offload-bundler", "clang-tools-22"), ("ld.lld", "lld-22"),
+                          ("mlir-opt", "mlir-22-tools"), ("llvm-objdump", "llvm-22")):
+        [line] = [x for x in lines if x.startswith(f"check-tools: error: {tool} is missing")]
+        assert f"Debian package {package}" in line
+    assert any(x.startswith("check-tools: error: nvcc is missing") for x in lines)
+    assert "apt-get install -y clang-22 clang-tools-22 lld-22 llvm-22 mlir-22-tools" in done.stderr
+
+
+@pytest.mark.parametrize("ci", ["", "0", "false"])
+def test_outside_ci_a_missing_tool_is_a_warning(ci, tmp_path):
+    done = check_tools(tmp_path, ci)
+    assert done.returncode == 0
+    assert "check-tools: warning: clang-offload-bundler is missing" in done.stderr
+    assert "the tests that need them skip" in done.stderr
