@@ -599,3 +599,72 @@ def test_a_torch_ops_first_call_inside_a_cuda_graph_capture(op, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     refused(lambda: check_not_first_in_capture(op, torch.device("cuda", 0)),
             "inside a CUDA graph capture", "call the op once before capturing", kind=InputError)
+
+
+# ---- `ktile cocheck`: inputs it cannot check -------------------------------------------------
+
+def elf_header(machine: int) -> bytes:
+    """A 64-bit little-endian ELF header for `machine` (190: an NVIDIA cubin's), nothing else."""
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    return ident + (1).to_bytes(2, "little") + machine.to_bytes(2, "little") + bytes(44)
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda d: d / "missing.hsaco", ("missing.hsaco: no such file",)),
+    (lambda d: d, ("not a file",)),
+    (lambda d: _write(d / "empty.hsaco", b""), ("empty.hsaco: an empty file",)),
+    (lambda d: _write(d / "notes.txt", b"hello\n"), ("not an AMDGPU code object",
+                                                     "not an ELF file")),
+    (lambda d: _write(d / "short.o", b"\x7fELF\x02\x01"), ("truncated ELF header",)),
+    (lambda d: _write(d / "kernel.cubin", elf_header(190)), ("an ELF file for NVIDIA CUDA",
+                                                             "not an AMDGPU code object")),
+    (lambda d: _write(d / "arm.o", elf_header(183)), ("an ELF file for AArch64",)),
+    (lambda d: _write(d / "bundle.o", b"__CLANG_OFFLOAD_BUNDLE____" + bytes(8)),
+     ("damaged clang offload bundle",)),
+    (lambda d: _write(d / "ccob.o", b"CCOB\x01\x00" + bytes(32)),
+     ("compressed clang offload bundle", "--unbundle")),
+], ids=["missing", "directory", "empty", "text", "truncated-elf", "nvidia-cubin", "aarch64-elf",
+        "damaged-bundle", "compressed-bundle"])
+def test_cocheck_refuses_a_file_that_is_no_amdgpu_code_object(tmp_path, make, words):
+    result = run_cli("ktile", "cocheck", str(make(tmp_path)))
+    cli_refused(result, *words, codes=(2,))
+    assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_cocheck_refuses_a_file_it_cannot_read(tmp_path):
+    path = _write(tmp_path / "secret.hsaco", elf_header(224))
+    path.chmod(0)
+    cli_refused(run_cli("ktile", "cocheck", str(path)), "cannot be read", codes=(2,))
+
+
+def test_cocheck_reads_no_file_without_read_permission_as_an_error(tmp_path, monkeypatch):
+    """The unreadable-file path, in process (a root test machine reads any file)."""
+    from ktile.runtime.cocheck import inputs
+    path = _write(tmp_path / "secret.hsaco", elf_header(224))
+
+    real_open = Path.open
+
+    def no_permission(self, *args, **kwargs):
+        if self != path:
+            return real_open(self, *args, **kwargs)
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "open", no_permission)
+    with pytest.raises(inputs.UnusableInput, match="secret.hsaco: cannot be read "
+                                                   r"\(Permission denied\)"):
+        inputs.code_objects_in(path, tmp_path)
+
+
+@pytest.mark.parametrize("args,words", [
+    (("--max-vgprs", "abc", "k.hsaco"), ("--max-vgprs", "must be a whole number", "'abc'")),
+    (("--min-occupancy", "0", "k.hsaco"), ("--min-occupancy", "at least 1")),
+    ((), ("required", "FILE")),
+    (("--bogus", "k.hsaco"), ("unrecognized arguments", "--bogus")),
+], ids=["vgprs-not-a-number", "occupancy-zero", "no-file", "unknown-option"])
+def test_cocheck_refuses_bad_options_with_its_usage(args, words):
+    cli_refused(run_cli("ktile", "cocheck", *args), *words, codes=(2,))
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path

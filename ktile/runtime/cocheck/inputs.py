@@ -39,8 +39,9 @@ def code_objects_in(path: Path, scratch: Path) -> list[CodeObjectFile]:
         raise UnusableInput(f"{path}: no such file")
     if not path.is_file():
         raise UnusableInput(f"{path}: not a file")
-    with path.open("rb") as stream:
-        head = stream.read(64)
+    head = _head(path)
+    if not head:
+        raise UnusableInput(f"{path}: an empty file, not an AMDGPU code object")
     if head.startswith(ELF_MAGIC):
         machine = _elf_machine(path, head)
         if machine == EM_AMDGPU:
@@ -52,6 +53,15 @@ def code_objects_in(path: Path, scratch: Path) -> list[CodeObjectFile]:
         raise UnusableInput(_compressed(str(path)))
     raise UnusableInput(f"{path}: not an AMDGPU code object (not an ELF file, nor a clang "
                         f"offload bundle)")
+
+
+def _head(path: Path) -> bytes:
+    """The file's first bytes, enough for any magic and the ELF machine field."""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(64)
+    except OSError as error:
+        raise UnusableInput(f"{path}: cannot be read ({error.strerror or error})") from error
 
 
 def _elf_machine(path: Path | str, data: bytes) -> int:
