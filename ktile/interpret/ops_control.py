@@ -27,7 +27,10 @@ def _for(op: scf.ForOp, c):
 
     def bounds(r):
         if r[step] <= 0:
-            raise error_at(op, f"a runtime loop needs a positive step, got {r[step]}")
+            raise error_at(op, f"a runtime loop needs a positive step, got {r[step]} (a "
+                               f"step of 0 never ends; a negative one is not counted down)",
+                           hint="compute the step so it is at least 1 for every block, or "
+                                "count up and index from the end")
         return range(r[lb], r[ub], r[step])
 
     def h(r, w):

@@ -20,7 +20,10 @@ from .values import f32, int_width, scalar_fixer
 def _int_div(op, fn):
     def divide(a, b):
         if b == 0:
-            raise error_at(op, "integer division by zero")
+            raise error_at(op, "integer division by zero (the divisor is 0 for this block and "
+                               "these tensors)", hint="keep the divisor at least 1 (e.g. "
+                               "hk.cdiv(n, tile) rather than n // tile for a count that may "
+                               "be below one tile), or branch around the division")
         return fn(a, b)
     return divide
 

@@ -668,3 +668,64 @@ def test_cocheck_refuses_bad_options_with_its_usage(args, words):
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+# ---- the interpreter: what only a run can find -----------------------------------------------
+
+def ones(*shape):
+    return np.ones(shape, np.float32)
+
+
+@hk.kernel(grid=GRID)
+def step_from_the_block(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    step = hk.arch.block_idx.x
+    for i in range(0, 4, step):  # <- here
+        o[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))
+
+
+@hk.kernel(grid=GRID)
+def divides_by_the_block(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    n = 4 // hk.arch.block_idx.x  # <- here
+    o[0, 0, 0, n] = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))
+
+
+@hk.kernel(grid=GRID)
+def remainder_by_the_block(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    n = 4 % hk.arch.block_idx.x  # <- here
+    o[0, 0, 0, n] = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))
+
+
+@hk.kernel(grid=GRID, warps=2)
+def subtile_past_the_edge(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    s = hk.shared(hk.ST(hk.fp32, 16, 64))
+    hk.group.load(s, a[0, 0, 0, 0])
+    hk.wait_for(s)
+    hk.barrier()
+    x = s.load(hk.RT(hk.fp32, 16, 32), col=hk.arch.warp_id + 1)  # <- here
+    hk.wait_for(x)
+    o[0, 0, 0, 0] = x
+
+
+@hk.kernel(grid=GRID, warps=2)
+def subtile_before_the_edge(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    s = hk.shared(hk.ST(hk.fp32, 16, 64))
+    hk.group.load(s, a[0, 0, 0, 0])
+    hk.wait_for(s)
+    hk.barrier()
+    x = s.load(hk.RT(hk.fp32, 16, 32), col=hk.arch.warp_id - 1)  # <- here
+    hk.wait_for(x)
+    o[0, 0, 0, 0] = x
+
+
+@pytest.mark.parametrize("kernel,words", [
+    (step_from_the_block, ("runtime loop needs a positive step, got 0", "at least 1")),
+    (divides_by_the_block, ("integer division by zero", "hk.cdiv")),
+    (remainder_by_the_block, ("integer division by zero", "divisor")),
+    (subtile_past_the_edge, ("sub-tile (row 0, col 2) is outside", "keep row in [0, 1)")),
+    (subtile_before_the_edge, ("sub-tile (row 0, col -1) is outside", "col in [0, 2)")),
+], ids=["zero-step", "division-by-zero", "remainder-by-zero", "subtile-past-edge",
+        "subtile-negative"])
+def test_the_interpreter_refuses_at_the_line_that_went_wrong(kernel, words):
+    err = refused(lambda: kernel.interpret(ones(1, 1, 16, 64), ones(1, 1, 16, 64)), *words)
+    points_at(err, kernel)
+    assert err.hint
