@@ -87,7 +87,9 @@ def _check_one(kernel, param, value) -> Argument:
         is_torch = False
     else:
         raise InputError(f"parameter '{param.name}' must be a tensor (torch.Tensor or numpy "
-                         f"array), got {type(value).__name__}", kernel=kernel.name)
+                         f"array), got {type(value).__name__}", kernel=kernel.name,
+                         hint=f"pass a 4-D tensor of {want!r} for '{param.name}'; constants go "
+                              f"by keyword (name=value)")
     matches = got == want.torch_name if is_torch else got == want.name
     if not matches:
         raise InputError(f"parameter '{param.name}' must hold {want!r} elements, got {got}",
@@ -394,11 +396,12 @@ def _in_place_refusal(trace, x: int, w: int) -> str | None:
     if trace.warps != 1:
         return (f"the kernel's {trace.warps} warps could read a tile of '{name_x}' after "
                 f"another warp wrote it")
-    (load,), (store,) = uses[x] or [None], uses[w] or [None]
-    if len(uses[x]) != 1 or len(uses[w]) != 1 or not isinstance(load, LoadOp) \
-            or not isinstance(store, StoreOp):
-        return (f"the kernel does not read '{name_x}' with one tile load and write "
-                f"'{name_w}' with one tile store")
+    loads, stores = uses[x], uses[w]
+    if len(loads) != 1 or len(stores) != 1 or not isinstance(loads[0], LoadOp) \
+            or not isinstance(stores[0], StoreOp):
+        return (f"the kernel does not read '{name_x}' with one load and write '{name_w}' "
+                f"with one store")
+    load, store = loads[0], stores[0]
     if load.parent is not body or store.parent is not body \
             or body.get_operation_index(load) > body.get_operation_index(store):
         return (f"the kernel's load of '{name_x}' and store of '{name_w}' are not one load "
