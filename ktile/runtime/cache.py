@@ -292,9 +292,9 @@ class BuildCache:
                 code = self._keep_output(folder, source_path, scratch, code_path, result)
         finally:
             _remove_quietly(scratch)
-        files = {source_name: sha256_of(source_path.read_bytes()), code_name: sha256_of(code),
-                 COMMAND: sha256_of((folder / COMMAND).read_bytes()),
-                 LOG: sha256_of((folder / LOG).read_bytes())}
+        files = {source_name: sha256_of(source.encode()), code_name: sha256_of(code),
+                 COMMAND: sha256_of(_command_text(result).encode()),
+                 LOG: sha256_of(result.log.encode())}
         manifest = {"key": key, "source": source_name, "code": code_name, "sha256": sha256_of(code),
                     "files": files, "bytes": len(code), "seconds": round(seconds, 3),
                     "created": time.time(), **meta}
@@ -307,7 +307,7 @@ class BuildCache:
                      result: CompileResult) -> bytes:
         """Write the command and the log; move the code object into place and return it.
         Raises BuildFailed when the compiler failed or wrote no code object."""
-        write_atomic(folder / COMMAND, _shell_line(result.command) + "\n")
+        write_atomic(folder / COMMAND, _command_text(result))
         write_atomic(folder / LOG, result.log)
         if result.returncode != 0 or not scratch.is_file():
             raise BuildFailed(folder, source_path, result)
@@ -391,6 +391,11 @@ def _broken_link(link: Path) -> str:
         if exc.errno == errno.ELOOP:
             return f"{link} is a symbolic link that loops back on itself"
     return f"{link} is a symbolic link to {os.readlink(link)}, which does not exist"
+
+
+def _command_text(result: CompileResult) -> str:
+    """command.txt: the compiler's command line, as a shell would take it."""
+    return _shell_line(result.command) + "\n"
 
 
 def _shell_line(command: list[str]) -> str:

@@ -123,6 +123,9 @@ def test_build_then_hit(tmp_path, fake):
     manifest = json.loads((entry.folder / "manifest.json").read_text())
     assert manifest["key"] == key and manifest["kernel"] == "k"
     assert manifest["sha256"] == cache_mod.sha256_of(entry.code())
+    assert manifest["files"] == {name: cache_mod.sha256_of((entry.folder / name).read_bytes())
+                                 for name in ("kernel.cu", "kernel.cubin", "command.txt",
+                                              "log.txt")}
     assert entry.source_path.read_text() == "void k() {}"
     assert "fake_cc.py" in entry.command_path.read_text()
     assert "Used 8 registers" in entry.log()
