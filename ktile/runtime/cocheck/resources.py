@@ -175,6 +175,13 @@ def _min_occupancy(res: KernelResources, arch: ArchInfo, limits: Limits,
                         fix="check the occupancy with the vendor's tools")]
     if occ.waves >= wanted:
         return []
+    if wanted > occ.max_waves:  # no register budget reaches it: say so, not "use 24 VGPRs"
+        return [Finding(kinds.MIN_OCCUPANCY, display,
+                        f"--min-occupancy {wanted} is more waves per SIMD than {arch.name} "
+                        f"holds ({occ.max_waves}), whatever the kernel's registers",
+                        f"ask for at most {occ.max_waves} waves per SIMD",
+                        details={"waves": occ.waves, "required": wanted,
+                                 "max_waves": occ.max_waves})]
     wave = res.wave_size or arch.registers.wave_size
     budget = arch.registers.vgprs_for(wanted, wave)
     message = (f"fits {occ.waves} waves per SIMD on {arch.name}, below the required {wanted} "
