@@ -154,3 +154,12 @@ REPLAYS = [
     Replay("10_layernorm_backward", "layernorm_dx", _layernorm_dx_make),
     Replay("10_layernorm_backward", "column_sum", _column_sum_make),
 ]
+
+# The (WIDTH, COLS) pairs the GPU suite passes to 02's `rmsnorm_persistent`, at each row width:
+# each call must match the reference or be refused (KernelError) before it runs. WIDTH from a
+# fraction of a row to past the H200's 227 KiB of shared memory per block (8192 × 16 rows of
+# bf16 is 256 KiB), COLS the register tile widths a caller may pick; rows ragged and not.
+RMS_SWEEP_WIDTHS = (512, 1024, 1536, 2048, 4096, 5120, 6144, 8192)
+RMS_SWEEP_COLS = (16, 32, 64, 128, 256)
+RMS_SWEEP_ROW_WIDTHS = (300, 1024, 4096, 5120)
+RMS_SWEEP_ROWS = 40             # three row blocks, the last ragged; BLOCKS=2 loops over them

@@ -2,7 +2,8 @@
 sm_90a, checks each against its reference at all its shapes, replays each from a CUDA graph,
 times each against torch in the same process, measures the issue's performance criteria, runs
 the tier-3 pytest files, and runs compute-sanitizer memcheck and racecheck on a small shape of
-each. Writes
+each; every example's cases run 10 times and compared bitwise (determinism), and
+02's `rmsnorm_persistent` is swept over the (WIDTH, COLS) a caller can pass. Writes
 `$OUT/gpu_suite.json` (or --json PATH) and prints a short table last.
 
     python3 scripts/gpu_suite.py [--only NAME] [--skip-sanitizer] [--json PATH]
@@ -162,6 +163,96 @@ def host_overhead(torch, module, rounds: int = 7) -> dict:
     return out
 
 
+def determinism(torch, module, launches, runs: int = 10) -> dict:
+    """Each case of the example run `runs` times on the same inputs (its kernels built, its
+    tensors copied to the GPU and back), every kernel call's outputs compared bitwise across
+    runs; then each timed or replayed kernel launched `runs` times at its large shape (every
+    block of the H200 busy), its tensors compared bitwise with the first launch's."""
+    from examples_index import nondeterministic_calls
+    differ = {repr(case): calls for case in module.CASES
+              if (calls := nondeterministic_calls(module, case, runs, backend="auto",
+                                                  target=TARGET, device="cuda"))}
+    large = {launch.kernel: repeated_launches_agree(torch, module, launch, runs)
+             for launch in launches}
+    return {"ok": not differ and all(large.values()), "runs": runs, "cases": len(module.CASES),
+            "differ": differ, "large": large}
+
+
+def repeated_launches_agree(torch, module, launch, runs: int) -> bool:
+    """`runs` launches on the same tensors leave them bitwise as the first did (every example
+    kernel writes its outputs without reading them, so a repeat changes nothing)."""
+    kernel = getattr(module, launch.kernel)
+    args, constants = launch.make(torch, "cuda")
+    kernel(*args, **constants)
+    first = [a.clone() for a in args]
+    same = True
+    for _ in range(runs - 1):
+        kernel(*args, **constants)
+        same &= all(bitwise_equal(torch, a, f) for a, f in zip(args, first))
+    torch.cuda.synchronize()
+    return bool(same)
+
+
+def bitwise_equal(torch, a, b) -> bool:
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+def rmsnorm_sweep(module, backend: str = "auto", device: str = "cuda", target: str | None = TARGET,
+                  widths=None, cols_choices=None, row_widths=None, rows: int | None = None) -> dict:
+    """02's `rmsnorm_persistent` at every (WIDTH, COLS) of the sweep and every row width: each
+    call "right" (matches the reference) or "refused" (a KernelError, the output unwritten);
+    "wrong" or "error: ..." is a failure. The defaults are gpu_cases' RMS_SWEEP_*."""
+    import gpu_cases
+    widths = widths or gpu_cases.RMS_SWEEP_WIDTHS
+    cols_choices = cols_choices or gpu_cases.RMS_SWEEP_COLS
+    row_widths = row_widths or gpu_cases.RMS_SWEEP_ROW_WIDTHS
+    rows = rows or gpu_cases.RMS_SWEEP_ROWS
+    call = module.runner(module.rmsnorm_persistent, backend, device)
+    results = []
+    for cols in row_widths:
+        x, w, want, tol = rmsnorm_inputs(module, rows, cols)
+        for width in widths:
+            for tile_cols in cols_choices:
+                constants = {"WIDTH": width, "COLS": tile_cols, "BLOCKS": 2}
+                verdict = sweep_verdict(lambda o: call(x, w, o, target=target, **constants),
+                                        x, want, tol)
+                results.append({"cols": cols, **constants, "result": verdict})
+    failures = [r for r in results if r["result"] not in ("right", "refused")]
+    counts = {v: sum(r["result"] == v for r in results) for v in ("right", "refused")}
+    return {"ok": not failures, **counts, "failing": len(failures), "failures": failures,
+            "calls": results}
+
+
+def rmsnorm_inputs(module, rows: int, cols: int):
+    """bf16 x and w for one row width, the reference output and its tolerance."""
+    import torch
+    import ktile
+    from common import torch_rand
+    from ktile.ops.rmsnorm.reference import rmsnorm, tolerance
+    x = torch_rand((1, 1, rows, cols), torch.bfloat16, 21)
+    w = torch_rand((1, 1, 1, cols), torch.bfloat16, 22)
+    want = rmsnorm(x.float().numpy(), w.float().numpy(), 1e-6, ktile.bf16)
+    return x, w, want, tolerance(want)
+
+
+def sweep_verdict(run, x, want, tol) -> str:
+    """Run into a NaN-filled output: "right", "refused" (KernelError, output untouched),
+    "wrong" (a mismatch or an unwritten element) or "error: <what was raised>"."""
+    import torch
+    import ktile
+    from common import max_abs_error
+    o = torch.full_like(x, float("nan"))
+    try:
+        run(o)
+    except ktile.KernelError:
+        if not bool(torch.isnan(o).all()):
+            return "error: refused after writing its output"
+        return "refused"
+    except Exception as exc:  # noqa: BLE001 - a raw exception is a failure the table shows
+        return f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return "right" if max_abs_error(o.float().numpy(), want) <= tol else "wrong"
+
+
 def sanitizer(tool: str, names: list[str]) -> dict:
     """compute-sanitizer over a child process running the smallest case of each example (every
     kernel launched is instrumented, torch's too)."""
@@ -236,7 +327,13 @@ def main() -> int:
         elif name in replays:
             log(f"{name}: graph replay")
             phase(row, "graph", lambda: replay_all(torch, module, replays[name]))
+        log(f"{name}: determinism (10 runs, bitwise)")
+        launches = [benches[name]] if name in benches else replays.get(name, [])
+        phase(row, "determinism", lambda: determinism(torch, module, launches))
         summary["examples"][name] = row
+    if "02_rmsnorm" in names and not args.sanitizer_only:
+        log("02_rmsnorm: rmsnorm_persistent (WIDTH, COLS) sweep")
+        phase(summary, "rmsnorm_sweep", lambda: rmsnorm_sweep(load("02_rmsnorm")))
     if "01_vector_add" in names and not args.sanitizer_only:
         phase(summary, "host_overhead", lambda: host_overhead(torch, load("01_vector_add")))
     if not args.sanitizer_only:
@@ -263,8 +360,8 @@ def print_table(s: dict) -> None:
     copy = s.get("copy_GBps")
     print(f"\nGPU suite on {s['device']} (torch {s['torch']}), {s['seconds']:.0f} s; "
           f"D2D copy {copy if isinstance(copy, dict) else f'{copy:.0f} GB/s'}")
-    print(f"{'example':<22} {'build':<6} {'checks':<8} {'graph':<6} {'ktile ms':>9} {'torch ms':>9} "
-          f"{'x':>5} {'GB/s':>6}  baseline")
+    print(f"{'example':<22} {'build':<6} {'checks':<8} {'graph':<6} {'det':<6} {'ktile ms':>9} "
+          f"{'torch ms':>9} {'x':>5} {'GB/s':>6}  baseline")
     for name, row in s["examples"].items():
         builds = row.get("builds")
         build_ok = isinstance(builds, list) and all(b["spill_bytes"] == 0 and b["stack_bytes"] == 0
@@ -279,12 +376,23 @@ def print_table(s: dict) -> None:
             timing = f"{t['ktile_ms']:>9.3f} {t['torch_ms']:>9.3f} {t['speedup']:>5.2f} {t['ktile_GBps']:>6.0f}  {t['baseline']}"
         else:
             timing = "ERROR" if "error" in t else "-"
-        print(f"{name:<22} {'ok' if build_ok else 'FAIL':<6} {check_txt:<8} {graph_txt:<6} {timing}")
+        det = row.get("determinism")
+        det_txt = "-" if det is None else _ok(det.get("ok") if "error" not in det else det)
+        print(f"{name:<22} {'ok' if build_ok else 'FAIL':<6} {check_txt:<8} {graph_txt:<6} "
+              f"{det_txt:<6} {timing}")
     h = s.get("host_overhead")
     if isinstance(h, dict) and "ratio" in h:
         print(f"host overhead per call: ktile kernel {h['ktile_us']:.1f} us ({h['ratio']:.2f}x), "
               f"as torch op {h['torch_op_us']:.1f} us ({h['torch_op_ratio']:.2f}x), "
               f"torch.add {h['torch_add_us']:.1f} us")
+    sweep = s.get("rmsnorm_sweep")
+    if isinstance(sweep, dict) and "error" not in sweep:
+        print(f"rmsnorm_persistent (WIDTH, COLS) sweep: {sweep['right']} right, "
+              f"{sweep['refused']} refused, {sweep['failing']} failing"
+              + "".join(f"\n  FAIL cols {f['cols']} WIDTH {f['WIDTH']} COLS {f['COLS']}: "
+                        f"{f['result']}" for f in sweep["failures"]))
+    elif sweep is not None:
+        print(f"rmsnorm_persistent (WIDTH, COLS) sweep: ERROR {sweep['error']}")
     t3 = s.get("tier3")
     if t3 is not None:
         print(f"tests/tier3: {t3.get('summary', t3.get('error'))}")
