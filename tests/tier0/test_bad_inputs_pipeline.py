@@ -12,7 +12,6 @@ tests/tier1/test_bad_inputs_build.py.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -437,9 +436,6 @@ def test_amd_only_limits_on_an_nvidia_build_are_refused_before_compiling(knob, t
 
 
 # ---- wave emulation --------------------------------------------------------------------------
-
-BF16 = dict(dtype="bfloat16")
-
 
 def tensors(*shape):
     import torch
