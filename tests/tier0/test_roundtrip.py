@@ -23,6 +23,15 @@ def test_library_round_trip(name):
             assert again == text
 
 
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_every_example_verifies_when_read_back(name):
+    """The kt ops' verifiers (ktile/ir/verifiers.py) accept everything the tracer gives, in
+    both forms: a refusal here is a verifier stricter than the front end."""
+    for trace in traces(name):
+        for generic in (False, True):
+            parse_module(trace.dump(generic=generic, locations=generic), verify=True)
+
+
 def _opt(args, stdin):
     return subprocess.run([sys.executable, "-m", "ktile.tools.opt", *args], input=stdin,
                           capture_output=True, text=True, cwd=ROOT,
