@@ -120,7 +120,7 @@ def check_row_indices(op: Operation, rows: Attribute, tile: tuple[str, Attribute
         raise IRError(op, f"the row indices {rows} must be an i32 register vector")
     if rows.length.data != ty.rows.data:  # type: ignore[attr-defined]
         raise IRError(op, f"the row indices {rows} and {what} {ty} disagree: one index per "
-                          f"{what} row")
+                          f"row of {what}")
 
 
 def check_lds_store(op: Operation, dst: Attribute, value: Attribute) -> None:
