@@ -406,11 +406,32 @@ def _in_place_refusal(trace, x: int, w: int) -> str | None:
             or body.get_operation_index(load) > body.get_operation_index(store):
         return (f"the kernel's load of '{name_x}' and store of '{name_w}' are not one load "
                 f"followed by one store outside any loop or branch")
-    if tuple(load.coords) != tuple(store.coords) or \
+    if len(load.coords) != len(store.coords) or \
+            not all(map(_same_index, load.coords, store.coords)) or \
             _extent(load.result.type) != _extent(store.value.type):
         return (f"the kernel reads '{name_x}' at other tile coordinates or with another tile "
                 f"shape than it writes '{name_w}'")
     return None
+
+
+_PURE_INDEX_OPS = ("kt.block_idx", "kt.warp_id", "kt.extent")
+
+
+def _same_index(a, b) -> bool:
+    """Whether two index values are one value in every block: the same SSA value, or the
+    results of the same pure op (arith, block index, extent) on values that are. The front end
+    traces `hk.tile_coord(...)` anew at each use, so a load's and a store's coordinates are
+    usually equal values, not one."""
+    if a is b:
+        return True
+    op_a, op_b = getattr(a, "op", None), getattr(b, "op", None)
+    if op_a is None or op_b is None or op_a.name != op_b.name or a.index != b.index:
+        return False
+    if not (op_a.name.startswith("arith.") or op_a.name in _PURE_INDEX_OPS) or op_a.regions:
+        return False
+    return (op_a.properties == op_b.properties and op_a.attributes == op_b.attributes
+            and len(op_a.operands) == len(op_b.operands)
+            and all(map(_same_index, op_a.operands, op_b.operands)))
 
 
 def _extent(tile_type) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ import ktile as hk
 from ktile.errors import InputError, KernelError
 from ktile.runtime import build as build_mod
 from ktile.runtime import gpu
+from ktile.runtime.arguments import check_arguments
 from ktile.runtime.devices import Device
 from ktile.runtime.fastcall import fast_call
 from ktile.runtime.loaders.packing import GLOBAL_ARG_BYTES
@@ -113,3 +114,88 @@ def test_generated_fast_path_reads_as_flat_code():
     a, b = tensors((1, 1, 16, 64), 2)
     assert code.signature_of((a, b)) == (a.dtype, a.shape, a.stride(), -1,
                                          b.dtype, b.shape, b.stride(), -1)
+
+
+# ---- aliasing: prepared once, the pointers checked on every call -----------------------------
+
+def one_buffer(rows_apart: int, columns_apart: int):
+    """Two (1, 1, 16, 64) bf16 views of one buffer, the second `rows_apart` rows and
+    `columns_apart` columns after the first (the same strides as each other)."""
+    base = torch.zeros(1, 1, 16 + rows_apart, 64 + columns_apart, dtype=torch.bfloat16)
+    return (base[..., :16, :64],
+            base[..., rows_apart:rows_apart + 16, columns_apart:columns_apart + 64])
+
+
+def test_the_fast_path_refuses_an_output_overlapping_an_input(launches):
+    """The signature (dtype, shape, strides) cannot see aliasing; the pointers can. A view 8
+    columns (16 bytes, so aligned) after the input, with the strides of the first call."""
+    call = gpu.GpuCall(add, None, {})
+    first, second = one_buffer(0, 8), one_buffer(0, 8)
+    call.fast((first[0], torch.zeros_like(first[0]), second[1]))    # disjoint: launches
+    fast = call.fast
+    a, o = one_buffer(0, 8)
+    with pytest.raises(InputError, match="'o' is written and overlaps input 'a'.*\\+16 bytes"):
+        call.fast((a, torch.zeros_like(a), o))
+    assert call.fast is fast and len(launches.log) == 1
+
+
+def test_the_fast_path_takes_an_elementwise_call_in_place(launches):
+    call = gpu.GpuCall(add, None, {})
+    a, b = tensors((1, 1, 16, 64), 2)
+    call.fast((a, b, a))
+    call.fast((b, a, b))
+    assert len(launches.log) == 2 and launches.log[-1][1] == [b.data_ptr(), a.data_ptr(),
+                                                              b.data_ptr()]
+
+
+def test_generated_overlap_test():
+    arguments = check_arguments(add, tuple(tensors((1, 1, 16, 64))))
+    pairs = gpu._overlaps(add.trace("sm_90a"), arguments)
+    code = fast_call(3, (2,), pairs)
+    assert "(p2 < p0 + s0 and p0 < p2 + s2 and p0 != p2)" in code.source
+    assert "a2.requires_grad" in code.source and "a0.requires_grad" not in code.source
+
+
+def test_the_fast_path_refuses_an_output_that_now_requires_grad(launches):
+    call = gpu.GpuCall(add, None, {})
+    a, b, o = tensors((1, 1, 16, 64))
+    call.fast((a, b, o))
+    with pytest.raises(InputError, match="'o' is written in place but requires grad"):
+        call.fast((a, b, o.requires_grad_()))
+    assert len(launches.log) == 1
+
+
+@hk.kernel(grid=lambda p: (p.o.cols // 128, 1, 1))
+def rounded_down(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    o[0, 0, 0, hk.arch.block_idx.x] = a[0, 0, 0, hk.arch.block_idx.x].load(hk.RT(hk.bf16, 16, 64))
+
+
+def test_a_grid_of_no_blocks_is_refused_not_launched(launches):
+    a, o = tensors((1, 1, 16, 64), 2)
+    with pytest.raises(InputError, match="0 blocks along x"):
+        gpu.GpuCall(rounded_down, None, {}).fast((a, o))
+    assert launches.log == []
+
+
+ALIASINGS = {
+    "disjoint": lambda: (*tensors((1, 1, 16, 64), 2), torch.zeros(1, 1, 16, 64,
+                                                                  dtype=torch.bfloat16)),
+    "in-place": lambda: (lambda a, b: (a, b, a))(*tensors((1, 1, 16, 64), 2)),
+    "inputs-shared": lambda: (lambda a, o: (a, a, o))(*tensors((1, 1, 16, 64), 2)),
+    "shifted-8-columns": lambda: (lambda a, o: (a, torch.zeros_like(a), o))(*one_buffer(0, 8)),
+    "shifted-8-rows": lambda: (lambda b, o: (torch.zeros_like(b), b, o))(*one_buffer(8, 0)),
+}
+
+
+@pytest.mark.parametrize("make", ALIASINGS.values(), ids=ALIASINGS.keys())
+def test_the_interpreter_and_the_gpu_call_agree_on_aliasing(launches, make):
+    """One rule, one function: a call refused on one backend is refused on the other."""
+    def verdict(run) -> str:
+        try:
+            run(make())
+        except InputError as err:
+            return str(err).split("error: ", 1)[1].split(";")[0]
+        return "runs"
+    on_gpu = verdict(lambda args: gpu.GpuCall(add, "sm_90a", {}).fast(args))
+    interpreted = verdict(lambda args: add.interpret(*args, target="sm_90a"))
+    assert on_gpu == interpreted
