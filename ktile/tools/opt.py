@@ -54,8 +54,8 @@ class KtileOptMain(xDSLOptMain):
         return io.BytesIO(read_source(self.args.input_file).encode()), "mlir"
 
     def setup_pipeline(self) -> None:
-        """Names every pass the list gives that ktile-opt does not know, before any input is
-        read."""
+        """Refuses a pass list that does not parse or names a pass ktile-opt does not know,
+        before any input is read."""
         try:
             names = [spec.name for spec in parse_pipeline(self.args.passes)]
         except ArgSpecParseError as err:
@@ -66,7 +66,10 @@ class KtileOptMain(xDSLOptMain):
             raise ToolError(f"unknown pass {unknown[0]!r}: the passes are "
                             f"{', '.join(self.available_passes)} (-p verify,fragments,...)",
                             code=2)
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except ValueError as err:  # an option the pass does not take
+            raise ToolError(f"bad pass list {self.args.passes!r}: {err}", code=2) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         try:

@@ -395,6 +395,8 @@ USAGE_CASES = [
      ["unknown pass 'nosuch'", "verify, fragments"]),
     ("misspelt pass", ("ktile-opt", "-p", "lds_alloc"), ["unknown pass 'lds_alloc'", "lds-alloc"]),
     ("pass list that does not parse", ("ktile-opt", "-p", "verify{"), ["pass list", "verify{"]),
+    ("option a pass does not take", ("ktile-opt", "-p", "verify{fast=true}"),
+     ["pass list", "fast"]),
     ("unknown flag", ("ktile-opt", "--nosuch"), ["ktile-opt", "unrecognized arguments: --nosuch"]),
     ("unknown output target", ("ktile-opt", "-t", "cuda"), ["ktile-opt", "invalid choice: 'cuda'"]),
     ("translate: unknown target", ("ktile-translate", "--target", "gfx9999"),
