@@ -115,6 +115,17 @@ def test_a_traced_kernel_the_tracer_lets_through_is_refused_at_its_line():
     points_at(err, k)
 
 
+def test_a_where_whose_mask_has_another_shape_is_refused_at_its_line():
+    @hk.kernel(grid=lambda p: (1, 1, 1), warps=1)
+    def k(a: hk.Tensor[hk.fp32]):
+        t = a[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 16, 64))
+        u = a[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 32, 64))
+        a[hk.tile_coord(0, 0, 0, 0)] = hk.where(t > 0, u, 0.0)  # <- here
+
+    err = refused(lambda: k.trace("gfx942"), "16x64", "32x64")
+    points_at(err, k)
+
+
 def test_types_are_checked_when_built_too():
     from ktile.ir.types import RegTileType, RegVecType
     from xdsl.dialects.builtin import Float64Type, StringAttr, f32
