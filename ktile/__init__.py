@@ -38,7 +38,10 @@ def range(*args):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'ktile' has no attribute {name!r}")
+        if name.startswith("__"):  # Python's own probes (__path__, __wrapped__): a plain miss
+            raise AttributeError(f"module 'ktile' has no attribute {name!r}")
+        from .lang.tracer import unknown_name
+        raise unknown_name("hk", name, __dir__())
     mod = import_module(module)
     value = mod if module == f"ktile.{name}" else getattr(mod, name)  # a subpackage is itself
     globals()[name] = value

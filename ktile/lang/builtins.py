@@ -38,7 +38,20 @@ def cdiv(a, b):
 
 # ---- namespaces ----------------------------------------------------------------------------
 
-class _BlockIdx:
+class _Namespace:
+    """A group of builtins (`hk.arch`, `hk.math`, ...): a name it lacks is the author's typo,
+    refused with the names it has."""
+    _spelled = "hk"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise tracer.unknown_name(self._spelled, name, dir(self))
+
+
+class _BlockIdx(_Namespace):
+    _spelled = "hk.arch.block_idx"
+
     @property
     def x(self) -> Scalar: return Scalar(_b().block_idx(0))
     @property
@@ -47,8 +60,9 @@ class _BlockIdx:
     def z(self) -> Scalar: return Scalar(_b().block_idx(2))
 
 
-class _Arch:
+class _Arch(_Namespace):
     """hk.arch: what the hardware gives a running block."""
+    _spelled = "hk.arch"
     block_idx = _BlockIdx()
 
     @property
@@ -74,15 +88,18 @@ class _Arch:
         barrier()
 
 
-class _Math:
+class _Math(_Namespace):
+    """hk.math: the elementwise functions, as hk-dsl groups them."""
+    _spelled = "hk.math"
     exp, exp2, log, log2, sqrt, rsqrt = exp, exp2, log, log2, sqrt, rsqrt
     silu, gelu, relu, sigmoid, tanh, sin, cos = silu, gelu, relu, sigmoid, tanh, sin, cos
     maximum, minimum = staticmethod(maximum), staticmethod(minimum)
     abs = staticmethod(abs)
 
 
-class _Group:
+class _Group(_Namespace):
     """hk.group: operations of the whole block's warps together."""
+    _spelled = "hk.group"
     load = staticmethod(load_async)
 
     @staticmethod
@@ -95,8 +112,9 @@ class _Group:
     def min(x): return block_reduce("min", x)
 
 
-class _Lds:
+class _Lds(_Namespace):
     """hk.lds: shared memory (LDS on AMD)."""
+    _spelled = "hk.lds"
     alloc = staticmethod(shared)
     load_async = staticmethod(load_async)
 

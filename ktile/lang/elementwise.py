@@ -74,7 +74,7 @@ def _unary(fn: str):
             return _python_unary(fn, float(x))
         s = as_scalar(x, f"{fn} argument")
         return Scalar(_b().unary(fn, to_float(s).v))
-    apply.__name__ = fn
+    apply.__name__ = apply.__qualname__ = fn  # a wrong call reads `exp() takes 1 ...`
     apply.__doc__ = f"Elementwise {fn} of a tile, vector or scalar."
     return apply
 

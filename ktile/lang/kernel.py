@@ -51,6 +51,7 @@ class KernelTrace:
     def source(self) -> str:
         if "cpp" not in self._cpp:
             from ..codegen import translate
+            check_register_shapes(self.module)
             start = time.perf_counter()
             self._cpp["cpp"] = translate(self.module, self.target)
             self.seconds["translate"] = time.perf_counter() - start
@@ -71,6 +72,29 @@ class KernelTrace:
         return out
 
 
+def check_register_shapes(module) -> None:
+    """Every register tile is whole 16×16 blocks and every register vector whole 16-element
+    chunks, as every target's tile headers build them: a kernel translated with another shape
+    would fail in the C++ compiler, far from the line that chose it."""
+    from ..ir.query import error_at
+    from ..ir.types import RegTileType, RegVecType
+    from .types import REGISTER_BLOCK as B
+    for op in module.walk():
+        for ty in {r.type for r in op.results}:
+            sides = ((("rows", ty.rows.data), ("cols", ty.cols.data))
+                     if isinstance(ty, RegTileType) else
+                     (("length", ty.length.data),) if isinstance(ty, RegVecType) else ())
+            bad = [f"{name} {n}" for name, n in sides if n % B]
+            if bad:
+                what = "register tile" if isinstance(ty, RegTileType) else "register vector"
+                raise error_at(op, f"a {what} with {' and '.join(bad)}: on every target, register "
+                                   f"tiles are built of {B}x{B} blocks and vectors of {B}-element "
+                                   f"chunks, so each side must be a multiple of {B}",
+                               hint=f"round the shape up to a multiple of {B}: a load past a "
+                                    f"global's edge reads the pad value and a store past it "
+                                    f"writes nothing")
+
+
 class Kernel:
     def __init__(self, fn: Callable, grid: Callable | None, warps: int, arch: str | None,
                  requires: Sequence[tuple[Callable, str]] = ()):
@@ -79,7 +103,7 @@ class Kernel:
         self.grid = grid
         self.warps = warps
         self.arch = arch
-        self.requires = tuple(requires)
+        self.requires = _requirements(requires, self.name, fn)
         self.def_loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>",
                                  fn.__code__.co_firstlineno)
         self.params, self.constexprs = _signature(fn, self.def_loc)
@@ -101,10 +125,15 @@ class Kernel:
         if not isinstance(self.warps, int) or isinstance(self.warps, bool) or self.warps <= 0:
             raise KernelError(f"warps must be a positive int, got {self.warps!r}",
                               loc=self.def_loc, kernel=self.name)
+        if callable(self.grid) and not _takes_one_argument(self.grid):
+            raise KernelError("grid must be a function of one argument, the call's parameters",
+                              loc=self.def_loc, kernel=self.name,
+                              hint="grid=lambda p: (hk.cdiv(p.o.cols, 64), ...)")
         for item in self.requires:
             if not (isinstance(item, tuple) and len(item) == 2 and callable(item[0])
-                    and isinstance(item[1], str)):
-                raise KernelError(f"requires takes (predicate, message) pairs, got {item!r}",
+                    and isinstance(item[1], str) and _takes_one_argument(item[0])):
+                raise KernelError(f"requires takes (predicate, message) pairs, each predicate "
+                                  f"a function of one argument, got {item!r}",
                                   loc=self.def_loc, kernel=self.name,
                                   hint='requires=[(lambda p: p.WIDTH >= p.x.cols, "WIDTH must '
                                        'be at least the row length")]')
@@ -124,10 +153,10 @@ class Kernel:
                 raise KernelError(f"constant {name!r} has no default and was not given",
                                   loc=self.def_loc, kernel=self.name,
                                   hint=f"pass {name}=... at the call")
-            if spec.kind in (int, float, bool) and not isinstance(value, spec.kind):
-                if not (spec.kind is float and isinstance(value, int)):
-                    raise KernelError(f"constant {name!r} must be {spec.kind.__name__}, got "
-                                      f"{value!r}", loc=self.def_loc, kernel=self.name)
+            if not _is_kind(value, spec.kind):
+                raise KernelError(f"constant {name!r} must be {spec.kind.__name__}, got "
+                                  f"{value!r}", loc=self.def_loc, kernel=self.name,
+                                  hint=f"pass {name}= a {spec.kind.__name__}")
             values[name] = value
         return values
 
@@ -198,38 +227,110 @@ def _load_launch() -> Callable:
     return launch
 
 
+def _requirements(requires, name: str, fn: Callable) -> tuple:
+    """`requires` as a tuple of its entries (checked one by one in `_check_decorator`)."""
+    if isinstance(requires, (list, tuple)):
+        return tuple(requires)
+    loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>", fn.__code__.co_firstlineno)
+    raise KernelError(f"requires takes a list of (predicate, message) pairs, got "
+                      f"{type(requires).__name__}", loc=loc, kernel=name,
+                      hint='requires=[(lambda p: p.WIDTH >= p.x.cols, "WIDTH must be at least '
+                           'the row length")]')
+
+
+def _takes_one_argument(fn: Callable) -> bool:
+    try:
+        inspect.signature(fn).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): let the call tell
+        return True
+    return True
+
+
 def _signature(fn: Callable, loc: SourceLoc):
     params: list[Param] = []
     constexprs: dict[str, tuple[ConstexprSpec, Any]] = {}
+    lines = _parameter_lines(fn, loc)
     try:  # eval_str: annotations stay types under `from __future__ import annotations`
         signature = inspect.signature(fn, eval_str=True)
     except NameError as exc:
         raise KernelError(f"an annotation of kernel '{fn.__name__}' names something undefined "
                           f"({exc})", loc=loc, kernel=fn.__name__) from exc
+    except KernelError as exc:  # a bad hk.Tensor[...] / hk.Constexpr[...] in a string annotation
+        raise KernelError(exc.message, loc=loc, kernel=fn.__name__, hint=exc.hint) from None
     for p in signature.parameters.values():
-        ann = p.annotation
+        at = lines.get(p.name, loc)
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            if not isinstance(ann, TensorSpec):
-                shown = "no annotation" if ann is inspect.Parameter.empty else repr(ann)
-                raise KernelError(
-                    f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]), got "
-                    f"{shown}", loc=loc, kernel=fn.__name__,
-                    hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, or make it a keyword-only "
-                         f"constant after `*`: `*, {p.name}: hk.Constexpr[int] = ...`")
-            params.append(Param(p.name, ann))
+            params.append(Param(p.name, _tensor_spec(fn, p, at)))
         elif p.kind == p.KEYWORD_ONLY:
-            if not isinstance(ann, ConstexprSpec):
-                raise KernelError(f"keyword-only parameter '{p.name}' must be a constant "
-                                  f"(hk.Constexpr[T])", loc=loc, kernel=fn.__name__,
-                                  hint=f"annotate it `{p.name}: hk.Constexpr[int] = ...`")
-            constexprs[p.name] = (ann, p.default)
+            constexprs[p.name] = (_constexpr_spec(fn, p, at), p.default)
         else:
-            raise KernelError(f"kernels take no *args or **kwargs ('{p.name}')", loc=loc,
-                              kernel=fn.__name__)
+            raise KernelError(f"kernels take no *args or **kwargs ('{p.name}')", loc=at,
+                              kernel=fn.__name__,
+                              hint="name each tensor as a positional parameter and each constant "
+                                   "as a keyword-only hk.Constexpr after `*`")
     if not params:
         raise KernelError("a kernel needs at least one tensor parameter", loc=loc,
                           kernel=fn.__name__)
     return tuple(params), constexprs
+
+
+def _tensor_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> TensorSpec:
+    ann = p.annotation
+    if not isinstance(ann, TensorSpec):
+        shown = "no annotation" if ann is inspect.Parameter.empty else repr(ann)
+        raise KernelError(
+            f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]), got "
+            f"{shown}", loc=at, kernel=fn.__name__,
+            hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, or make it a keyword-only "
+                 f"constant after `*`: `*, {p.name}: hk.Constexpr[int] = ...`")
+    if p.default is not inspect.Parameter.empty:
+        raise KernelError(f"tensor parameter '{p.name}' has a default ({p.default!r}); every "
+                          f"call passes each tensor", loc=at, kernel=fn.__name__,
+                          hint=f"drop the default of '{p.name}'")
+    return ann
+
+
+def _constexpr_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> ConstexprSpec:
+    """A keyword-only parameter's Constexpr, its default (if any) of the declared kind."""
+    ann = p.annotation
+    if not isinstance(ann, ConstexprSpec):
+        raise KernelError(f"keyword-only parameter '{p.name}' must be a constant "
+                          f"(hk.Constexpr[T])", loc=at, kernel=fn.__name__,
+                          hint=f"annotate it `{p.name}: hk.Constexpr[int] = ...`")
+    if p.default is not inspect.Parameter.empty and not _is_kind(p.default, ann.kind):
+        raise KernelError(f"constant '{p.name}' is hk.Constexpr[{ann.kind.__name__}] but its "
+                          f"default is {p.default!r}", loc=at, kernel=fn.__name__,
+                          hint=f"give it a {ann.kind.__name__} default, or no default (then "
+                               f"every call passes {p.name}=...)")
+    return ann
+
+
+def _is_kind(value: Any, kind: type) -> bool:
+    """`value` is a constant of `kind` (an int is a float constant too; a bool is no int)."""
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _parameter_lines(fn: Callable, loc: SourceLoc) -> dict[str, SourceLoc]:
+    """Each parameter's own line in the kernel's source (a long signature spans several)."""
+    import ast
+    import textwrap
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    fdef = tree.body[0]
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    a = fdef.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+    return {arg.arg: SourceLoc(loc.file, first + arg.lineno - 1) for arg in every}
 
 
 def kernel(fn: Callable | None = None, *, grid=None, warps: int = 1, arch: str | None = None,
@@ -259,11 +360,27 @@ class DeviceFunction:
         if tracer.active() is None:
             raise KernelError(f"@hk.func '{self.fn.__name__}' can only be called from a kernel",
                               loc=tracer.user_frame_loc())
+        trace = tracer.current()
+        if trace.func_depth >= MAX_FUNC_DEPTH:
+            raise tracer.error(
+                f"@hk.func '{self.fn.__name__}' is called {MAX_FUNC_DEPTH} calls deep: a "
+                f"device function is inlined where it is called, so one that calls itself "
+                f"must stop on a Python value", op=self.fn.__name__,
+                hint="end the recursion on a Python int (a depth argument), or loop instead")
         if self._rewritten is None:
             from .control import HELPERS
             from .rewrite import rewrite_function
             self._rewritten = rewrite_function(self.fn, HELPERS)
-        return self._rewritten(*args, **kwargs)
+        trace.func_depth += 1
+        try:
+            return self._rewritten(*args, **kwargs)
+        finally:
+            trace.func_depth -= 1
+
+
+# @hk.func calls nested deeper than this are taken for recursion without end (each level is a
+# few Python frames: well inside Python's recursion limit)
+MAX_FUNC_DEPTH = 64
 
 
 def func(fn: Callable) -> DeviceFunction:

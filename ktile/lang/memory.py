@@ -65,7 +65,25 @@ class SharedTile(Value):
         """Registers → shared; other warps see it after `hk.barrier()`."""
         if not isinstance(value, (Tile, Vec)):
             raise tracer.error(f"store() writes a register tile or vector, got {describe(value)}")
+        if value.dtype != self.dtype:
+            raise tracer.error(f"store of {describe(value)} into a {self.dtype!r} shared "
+                               f"{'vector' if self.is_vector else 'tile'}", op="lds_store",
+                               hint=f"convert first: value.to({self.dtype!r})")
+        if self._shape_words(value) != self._shape_words(self):
+            raise tracer.error(
+                f"store of {describe(value)} into a {self._shape_words(self)}: a store writes "
+                f"the whole shared {'vector' if self.is_vector else 'tile'}", op="lds_store",
+                hint="store a register value of the shared one's shape (a tile into a tile, a "
+                     "vector into a vector)")
         _b().lds_store(self.v, value.v)
+
+    @staticmethod
+    def _shape_words(x) -> str:
+        """The shape of a register or shared value, comparable across the two."""
+        ty = x.ty
+        if hasattr(ty, "length"):
+            return f"{ty.length.data}-element vector"
+        return f"{ty.rows.data}x{ty.cols.data} tile"
 
 
 class Global(Value):

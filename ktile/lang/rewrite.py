@@ -208,6 +208,9 @@ def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
     if not isinstance(fdef, ast.FunctionDef):
         raise KernelError(f"@kernel decorates a function, got {type(fdef).__name__}")
     fdef.decorator_list = []
+    # under its own name the function would be a local of the wrapper below, and a call of
+    # that name in its body (an @hk.func calling itself) would bypass the decorator
+    fdef.name = f"__kt_rewritten_{fdef.name}"
     fdef = ControlFlowRewriter(filename).visit(fdef)
     tree.body = [_closure_wrapper(fn, fdef)]
     ast.fix_missing_locations(tree)
@@ -217,7 +220,9 @@ def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
     exec(code, namespace)
     factory = namespace["__kt_make"]
     cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    return factory(*cells)
+    rewritten = factory(*cells)
+    rewritten.__name__, rewritten.__qualname__ = fn.__name__, fn.__qualname__
+    return rewritten
 
 
 def _closure_wrapper(fn: Callable, fdef: ast.FunctionDef) -> ast.FunctionDef:

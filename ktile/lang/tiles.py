@@ -118,6 +118,7 @@ class Tile(_Elementwise):
         return irt.rt(dt, self.rows, self.cols, self.layout)
 
     def _coerce_tile(self, fn: str, other: "Tile"):
+        _same_dtype(fn, self, other)
         if other.shape != self.shape:
             raise tracer.error(
                 f"`{BINARY_DUNDERS.get(fn, fn)}` of tiles with different shapes: "
@@ -126,6 +127,7 @@ class Tile(_Elementwise):
         return other.v, None
 
     def _coerce_vec(self, fn: str, vec: "Vec"):
+        _same_dtype(fn, self, vec)
         want = self.rows if vec.axis == "row" else self.cols
         if vec.length != want:
             side = "rows" if vec.axis == "row" else "columns"
@@ -183,6 +185,7 @@ class Vec(_Elementwise):
         return tile.v, tile
 
     def _coerce_vec(self, fn: str, other: "Vec"):
+        _same_dtype(fn, self, other)
         if other.length != self.length:
             raise tracer.error(f"`{BINARY_DUNDERS.get(fn, fn)}` of vectors of lengths "
                                f"{self.length} and {other.length}")
@@ -191,6 +194,17 @@ class Vec(_Elementwise):
     def sum(self): return reduce_vec(self, "sum")
     def max(self): return reduce_vec(self, "max")
     def min(self): return reduce_vec(self, "min")
+
+
+def _same_dtype(fn: str, x: _Elementwise, y: _Elementwise) -> None:
+    """Tiles and vectors combine only at one element type: which of two a result should take
+    (and how the other rounds on the way) is the author's choice, made with `.to()`."""
+    if x.dtype == y.dtype:
+        return
+    wider = dtypes.fp32 if x.dtype.is_float or y.dtype.is_float else dtypes.i32
+    raise tracer.error(f"`{BINARY_DUNDERS.get(fn, fn)}` of {describe(x)} and {describe(y)}: "
+                       f"their element types differ", hint=f"convert one first, e.g. "
+                       f"x.to({wider!r}) + y.to({wider!r})")
 
 
 def reduce_tile(t: Tile, kind: str, axis: str) -> Vec:

@@ -1,6 +1,7 @@
 """Tracing one kernel: the grid function and the kernel body into a kt module, then the passes."""
 from __future__ import annotations
 
+import sysconfig
 import time
 import traceback
 from contextlib import contextmanager
@@ -91,7 +92,9 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
 @contextmanager
 def _python_errors_as_kernel_errors(kernel):
     """A Python error raised by the author's code while tracing (a typo'd attribute, a bad
-    index) becomes a KernelError at their line; one raised inside ktile is our bug."""
+    index, a helper that opens a file, recursion without end) becomes a KernelError at their
+    line; one raised inside ktile is our bug. An error raised inside a library (numpy, xDSL,
+    the standard library) belongs to whoever called the library."""
     try:
         yield
     except KernelError as exc:
@@ -102,22 +105,50 @@ def _python_errors_as_kernel_errors(kernel):
         raise exc.with_context(kernel=kernel.name, loc=loc) from exc.__cause__
     except KtileError:
         raise
-    except (AttributeError, KeyError, IndexError, TypeError, ValueError, NameError,
-            ZeroDivisionError) as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        user = _user_frames(exc)
-        innermost = frames[-1] if frames else None
-        if innermost is not None and innermost.filename.startswith(tracer._PACKAGE_DIR) \
-                and not isinstance(exc, (TypeError, NameError, ZeroDivisionError)):
-            raise InternalError(f"{type(exc).__name__}: {exc} (while tracing kernel "
-                                f"'{kernel.name}')") from exc
-        loc = SourceLoc(user[-1].filename, user[-1].lineno) if user else kernel.def_loc
-        raise KernelError(f"{type(exc).__name__}: {exc}", loc=loc, kernel=kernel.name) from exc
+    except Exception as exc:  # noqa: BLE001 - every Python error is sorted: the user's or ours
+        raise _sorted_error(exc, kernel) from exc
+
+
+# Python errors that a ktile builtin raises on purpose for a bad argument (a call with the
+# wrong number of arguments, a name the kernel never defined): the author's even from inside
+_AUTHOR_ERRORS_FROM_KTILE = (TypeError, NameError, ZeroDivisionError, RecursionError)
+
+
+def _sorted_error(exc: Exception, kernel) -> KtileError:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _is_library(f.filename)]
+    caller = frames[-1] if frames else None
+    if caller is not None and _is_ktile(caller.filename) \
+            and not isinstance(exc, _AUTHOR_ERRORS_FROM_KTILE):
+        return InternalError(f"{type(exc).__name__}: {exc} (while tracing kernel "
+                             f"'{kernel.name}')")
+    user = [f for f in frames if not _is_ktile(f.filename)]
+    loc = SourceLoc(user[-1].filename, user[-1].lineno) if user else kernel.def_loc
+    if isinstance(exc, RecursionError):
+        return KernelError("the kernel's Python code recurses without end while it is traced",
+                           loc=loc, kernel=kernel.name,
+                           hint="a helper (or @hk.func) that calls itself must stop on a Python "
+                                "value (a depth argument), since it is inlined while tracing")
+    return KernelError(f"{type(exc).__name__}: {exc}", loc=loc, kernel=kernel.name,
+                       hint="this line runs as Python while the kernel is traced; only ktile's "
+                            "builtins and Python values can be used here")
+
+
+def _is_ktile(filename: str) -> bool:
+    return filename.startswith(tracer._PACKAGE_DIR) or filename.startswith("<")
+
+
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                          "platlib")})
+
+
+def _is_library(filename: str) -> bool:
+    """Installed code (the standard library, numpy, xDSL): neither the author's nor ktile's."""
+    return filename.startswith(_LIBRARY_DIRS) and not filename.startswith(tracer._PACKAGE_DIR)
 
 
 def _user_frames(exc: BaseException) -> list:
     return [f for f in traceback.extract_tb(exc.__traceback__)
-            if not f.filename.startswith((tracer._PACKAGE_DIR, "<"))]
+            if not _is_ktile(f.filename) and not _is_library(f.filename)]
 
 
 def _trace_grid(kernel, b, trace, arg_types, constants) -> None:

@@ -6,6 +6,7 @@ that made it (the AST rewrite keeps the original line numbers).
 """
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import threading
@@ -38,6 +39,7 @@ class Trace:
     constants: dict[str, Any]
     coindexed: dict[tuple, list[int]] = field(default_factory=dict)
     divergence: int = 0                # > 0 inside a branch on a warp-varying condition
+    func_depth: int = 0                # @hk.func calls in progress, nested
     loc_override: SourceLoc | None = None
 
     def loc(self) -> SourceLoc | None:
@@ -81,3 +83,24 @@ def error(message: str, *, op: str | None = None, hint: str | None = None) -> Ke
     if trace is None:
         return KernelError(message, loc=user_frame_loc(), op=op, hint=hint)
     return trace.error(message, op=op, hint=hint)
+
+
+class UnknownName(KernelError, AttributeError):
+    """A name looked up on `hk`, one of its namespaces or a traced value that does not exist.
+
+    It is an AttributeError too, so `getattr(x, name, default)` and `hasattr` keep working."""
+
+
+def unknown_name(owner: str, name: str, known: list[str]) -> UnknownName:
+    """`owner` has no `name`: the error names the closest of `known` (or all of them), at the
+    kernel's line when a trace is in progress, else at the caller's line."""
+    public = sorted(k for k in known if not k.startswith("_"))
+    close = difflib.get_close_matches(name, public, n=3, cutoff=0.6)
+    if close:
+        hint = "did you mean " + " or ".join(f"{owner}.{c}" for c in close) + "?"
+    else:
+        hint = f"{owner} has: {', '.join(public)}"
+    trace = active()
+    loc = trace.loc() if trace is not None else user_frame_loc()
+    return UnknownName(f"{owner} has no {name!r}", loc=loc,
+                       kernel=trace.kernel if trace is not None else None, hint=hint)

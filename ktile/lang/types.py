@@ -9,17 +9,31 @@ from typing import Any
 
 from .. import dtypes
 from ..dtypes import DType
-from ..errors import KernelError
+from . import tracer
+
+# Register tiles are built of 16×16 blocks and register vectors of 16-element chunks on every
+# target (the AMD and sm_90a tile headers both static_assert it). The interpreter runs other
+# shapes; translation refuses them (`kernel.check_register_shapes`).
+REGISTER_BLOCK = 16
 
 
 def as_dtype(value: Any, what: str) -> DType:
-    if isinstance(value, DType):
+    """`value` as a ktile element type: a DType, or a name of one ("bf16", "float32")."""
+    if isinstance(value, DType) and value.kind != "bool":
         return value
-    found = dtypes.lookup(str(value)) if isinstance(value, str) else None
-    if found is None:
+    found = dtypes.lookup(value) if isinstance(value, str) else None
+    if found is None or found.kind == "bool":
         names = ", ".join(f"hk.{d.name}" for d in dtypes.ALL if d.kind != "bool")
-        raise KernelError(f"{what}: {value!r} is not a ktile dtype", hint=f"use one of {names}")
+        raise tracer.error(f"{what}: {_spelled(value)} is not a ktile element type",
+                           hint=f"use one of {names}")
     return found
+
+
+def _spelled(value: Any) -> str:
+    """A would-be dtype as the author wrote it: 'fp64', numpy.float64, torch.float64."""
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}".removeprefix("builtins.")
+    return repr(value)
 
 
 class _TensorAnnotation(type):
@@ -39,8 +53,17 @@ class TensorSpec:
         return f"Tensor[{self.dtype!r}]"
 
 
+# what a compile-time constant may be: each value traces its own kernel, keyed by its repr
+CONSTEXPR_KINDS = (int, float, bool, str)
+
+
 class _ConstexprAnnotation(type):
     def __getitem__(cls, kind: type) -> "ConstexprSpec":
+        if kind not in CONSTEXPR_KINDS:
+            raise tracer.error(
+                f"hk.Constexpr[{_spelled(kind)}]: a constant is an int, float, bool or str",
+                hint="pass several values as separate constants (A: hk.Constexpr[int], B: "
+                     "hk.Constexpr[int]), or a tensor parameter for data")
         return ConstexprSpec(kind)
 
 
@@ -55,8 +78,9 @@ class ConstexprSpec:
 
 def _positive(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise KernelError(f"{what} must be a positive Python int, got {value!r}",
-                          hint="tile shapes are compile-time constants: use a literal or a Constexpr")
+        raise tracer.error(f"{what} must be a positive Python int, got {value!r}",
+                           hint="tile shapes are compile-time constants: use a literal or a "
+                                "Constexpr")
     return value
 
 
@@ -73,7 +97,7 @@ class RT:
         _positive(self.rows, "RT rows")
         _positive(self.cols, "RT cols")
         if self.layout not in ("row", "col"):
-            raise KernelError(f"RT layout must be 'row' or 'col', got {self.layout!r}")
+            raise tracer.error(f"RT layout must be 'row' or 'col', got {self.layout!r}")
 
 
 @dataclass(frozen=True)
@@ -101,7 +125,7 @@ class RV:
         object.__setattr__(self, "dtype", as_dtype(self.dtype, "RV dtype"))
         _positive(self.length, "RV length")
         if self.axis not in ("row", "col"):
-            raise KernelError(f"RV axis must be 'row' or 'col', got {self.axis!r}")
+            raise tracer.error(f"RV axis must be 'row' or 'col', got {self.axis!r}")
 
 
 @dataclass(frozen=True)

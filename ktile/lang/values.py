@@ -14,6 +14,8 @@ from . import tracer
 from .types import RT, RV, SV, ST
 
 Number = (int, float, bool)
+# attributes of traced values that are ktile's plumbing, not the author's vocabulary
+_INTERNAL_NAMES = {"broadcasts", "describe", "kind", "ty", "v"}
 
 
 def _b():
@@ -44,6 +46,13 @@ class Value:
         raise tracer.error(f"a device {self.kind} is not a Python int here",
                            hint="shapes and Python `range` bounds must be compile-time; use "
                                 "a Constexpr, or loop with `for i in range(n)` on device values")
+
+    def __getattr__(self, name: str):
+        """Only reached for a name the value lacks: the author's typo (`tile.rwo_sum`)."""
+        if name.startswith("__") or name == "v":
+            raise AttributeError(name)
+        known = [n for n in dir(type(self)) if n not in _INTERNAL_NAMES]
+        raise tracer.unknown_name(self.describe(), name, known)
 
     kind = "value"
 
