@@ -7,7 +7,18 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, p.ROWS), p.x.batch), warps=4)
+# what every RMSNorm kernel's grid and loads assume of a call: the grid covers batches and row
+# blocks (not depth), w is read one weight per column of x, o is written where x is read
+ROWS_OF_X = [
+    (lambda p: p.x.depth == 1,
+     "x must have depth 1 (the grid covers batch and rows): fold depth into rows, "
+     "x.reshape(batch, 1, depth * rows, cols)"),
+    (lambda p: p.o.shape == p.x.shape, "o must have x's shape"),
+    (lambda p: p.w.cols == p.x.cols, "w must hold one weight per column of x (w.cols == x.cols)"),
+]
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, p.ROWS), p.x.batch), warps=4, requires=ROWS_OF_X)
 def rmsnorm(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
             ROWS: hk.Constexpr[int] = 16, COLS: hk.Constexpr[int] = 64,
             eps: hk.Constexpr[float] = 1e-6):
@@ -28,11 +39,17 @@ def rmsnorm(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16],
         o[hk.tile_coord(b, 0, r, c)] = (xs * inv_rms * ws).to(hk.bf16)
 
 
-# the staged kernels hold WIDTH columns of a row block: fewer than the row would leave the rest
-# unnormalised, so a call with a WIDTH under x.cols is refused (on every backend)
-WIDTH_COVERS_ROWS = [(lambda p: p.WIDTH >= p.x.cols,
-                      "WIDTH (the columns a block holds) must be at least x.cols: pass "
-                      "WIDTH=staged_width(x.cols)")]
+# the staged kernels hold WIDTH columns of a row block, as WIDTH // (COLS × 16) column tiles per
+# warp: fewer columns than the row would leave the rest unnormalised, and a WIDTH that is no
+# multiple of COLS × 16 holds fewer columns than it says (WIDTH=5120, COLS=128 holds 4096), so
+# such calls are refused (on every backend)
+WIDTH_COVERS_ROWS = ROWS_OF_X + [
+    (lambda p: p.WIDTH >= p.x.cols,
+     "WIDTH (the columns a block holds) must be at least x.cols: pass WIDTH=staged_width(x.cols)"),
+    (lambda p: p.WIDTH % (p.COLS * 16) == 0,
+     "WIDTH must be a multiple of COLS x 16 (whole COLS-wide tiles for each of the 16 warps): "
+     "round it up (staged_width(x.cols) is one for COLS=64)"),
+]
 
 
 @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch), warps=16, requires=WIDTH_COVERS_ROWS)
@@ -41,7 +58,8 @@ def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk
                    eps: hk.Constexpr[float] = 1e-6):
     """x is read from global memory once: 16 rows of up to WIDTH columns go to shared memory in
     one group load, and each warp reads its column tiles from there twice (sub-tile loads).
-    WIDTH must be at least the row length (`staged_width`; a call with less is refused)."""
+    WIDTH must be at least the row length and a multiple of COLS × 16 (`staged_width`; a call
+    with another is refused)."""
     b, r, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
     hk.group.load(rows, x[hk.tile_coord(b, 0, r, 0)])
@@ -63,7 +81,8 @@ def rmsnorm_staged(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk
         o[hk.tile_coord(b, 0, r, c)] = (xs.to(hk.fp32) * inv_rms * ws).to(hk.bf16)
 
 
-@hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=16, requires=WIDTH_COVERS_ROWS)
+@hk.kernel(grid=lambda p: (p.BLOCKS, p.x.batch), warps=16,
+           requires=WIDTH_COVERS_ROWS + [(lambda p: p.BLOCKS >= 1, "BLOCKS must be at least 1")])
 def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
                        WIDTH: hk.Constexpr[int] = 1024, COLS: hk.Constexpr[int] = 64,
                        BLOCKS: hk.Constexpr[int] = 132, eps: hk.Constexpr[float] = 1e-6):
@@ -73,7 +92,7 @@ def rmsnorm_persistent(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], o: hk.Tenso
     copied into the same shared tile (on sm_90a one TMA copy, issued by one warp) while this
     one is reduced, normalised and stored. WIDTH (a multiple of COLS × 16, at least the row
     length) is what each block holds; the caller picks it (`staged_width`): a call with a
-    WIDTH under the row length is refused."""
+    WIDTH under the row length, or no multiple of COLS × 16, is refused."""
     b, first, warp, warps = hk.arch.block_idx.y, hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     blocks = hk.cdiv(x.rows, 16)
     rows = hk.shared(hk.ST(hk.bf16, 16, WIDTH))
