@@ -159,7 +159,8 @@ REPLAYS = [
 # each call must match the reference or be refused (KernelError) before it runs. WIDTH from a
 # fraction of a row to past the H200's 227 KiB of shared memory per block (8192 × 16 rows of
 # bf16 is 256 KiB), COLS the register tile widths a caller may pick; rows ragged and not.
-RMS_SWEEP_WIDTHS = (512, 1024, 1536, 2048, 4096, 5120, 6144, 8192)
-RMS_SWEEP_COLS = (16, 32, 64, 128, 256)
-RMS_SWEEP_ROW_WIDTHS = (300, 1024, 4096, 5120)
+# (160 calls took 116 s on the H200, mostly nvcc; these 60 keep every verdict kind seen there.)
+RMS_SWEEP_WIDTHS = (1024, 2048, 5120, 6144, 8192)
+RMS_SWEEP_COLS = (16, 64, 128, 256)
+RMS_SWEEP_ROW_WIDTHS = (300, 1024, 5120)
 RMS_SWEEP_ROWS = 40             # three row blocks, the last ragged; BLOCKS=2 loops over them
