@@ -4,7 +4,9 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch),
+           requires=[(lambda p: p.o.depth == 1,
+                      "o.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def add(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
     idx = hk.tile_coord(hk.arch.block_idx.z, 0, hk.arch.block_idx.y,
                         hk.arch.block_idx.x)

@@ -11,7 +11,13 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch))
+# the grid covers batches (z) of c, not depth
+GEMM_DEPTH_ONE = [(lambda p: p.c.depth == 1,
+                   "c.depth must be 1: the grid does not cover depth (reshape it into rows)")]
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch),
+           requires=GEMM_DEPTH_ONE)
 def gemm(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32], *,
          BM: hk.Constexpr[int] = 32, BN: hk.Constexpr[int] = 32, BK: hk.Constexpr[int] = 32):
     z, m, n = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
@@ -31,7 +37,8 @@ def gemm(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32], *,
     c[hk.tile_coord(z, 0, m, n)] = acc
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch), warps=4)
+@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch),
+           requires=GEMM_DEPTH_ONE, warps=4)
 def gemm_warps(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32], *,
                BM: hk.Constexpr[int] = 64, BN: hk.Constexpr[int] = 64,
                BK: hk.Constexpr[int] = 32):
@@ -54,7 +61,8 @@ def gemm_warps(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp3
     c[hk.tile_coord(z, 0, 2 * m + wm, 2 * n + wn)] = acc   # in units of the 32x32 quadrant
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch), warps=8)
+@hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM), p.c.batch),
+           requires=GEMM_DEPTH_ONE, warps=8)
 def gemm_wgmma(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32], *,
                BM: hk.Constexpr[int] = 128, BN: hk.Constexpr[int] = 128,
                BK: hk.Constexpr[int] = 0, STAGES: hk.Constexpr[int] = 3):

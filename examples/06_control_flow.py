@@ -9,7 +9,9 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.batch),
+           requires=[(lambda p: p.x.depth == 1,
+                      "x.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def control_flow(x: hk.Tensor[hk.fp32], sums: hk.Tensor[hk.fp32], counts: hk.Tensor[hk.fp32], *,
                  THRESHOLD: hk.Constexpr[float] = 2.5, LIMIT: hk.Constexpr[float] = 4.0):
     b, r = hk.arch.block_idx.y, hk.arch.block_idx.x

@@ -5,7 +5,11 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, 64), hk.cdiv(p.x.rows, 16)))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, 64), hk.cdiv(p.x.rows, 16)),
+           requires=[(lambda p: p.x.batch == 1,
+                      "x.batch must be 1: the grid does not cover batch (one call per batch)"),
+                     (lambda p: p.x.depth == 1,
+                      "x.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def dropout(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, P: hk.Constexpr[float] = 0.5,
             SEED: hk.Constexpr[int] = 123):
     r, c = hk.arch.block_idx.y, hk.arch.block_idx.x

@@ -4,7 +4,11 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, 64), hk.cdiv(p.ids.cols, 16)))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, 64), hk.cdiv(p.ids.cols, 16)),
+           requires=[(lambda p: p.ids.batch == 1,
+                      "ids.batch must be 1: the grid does not cover batch (one call per batch)"),
+                     (lambda p: p.ids.depth == 1,
+                      "ids.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def embedding(ids: hk.Tensor[hk.i32], table: hk.Tensor[hk.bf16], out: hk.Tensor[hk.bf16]):
     t, c = hk.arch.block_idx.y, hk.arch.block_idx.x
     rows = ids[hk.tile_coord(0, 0, 0, t)].load(hk.RV(hk.i32, 16), pad=-1)   # 16 token ids

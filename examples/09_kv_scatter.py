@@ -4,7 +4,9 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.new.cols, 64), hk.cdiv(p.new.rows, 16), p.new.depth))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.new.cols, 64), hk.cdiv(p.new.rows, 16), p.new.depth),
+           requires=[(lambda p: p.new.batch == 1,
+                      "new.batch must be 1: the grid does not cover batch (one call per batch)")])
 def kv_write(new: hk.Tensor[hk.bf16], slots: hk.Tensor[hk.i32], cache: hk.Tensor[hk.bf16]):
     h, t, c = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
     where = slots[hk.tile_coord(0, 0, 0, t)].load(hk.RV(hk.i32, 16), pad=-1)

@@ -5,7 +5,11 @@ import ktile as hk
 from common import example_main, max_abs_error, runner, torch_rand
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps=2)
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps=2,
+           requires=[(lambda p: p.x.batch == 1,
+                      "x.batch must be 1: the grid does not cover batch (one call per batch)"),
+                     (lambda p: p.x.depth == 1,
+                      "x.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def layernorm_dx(x: hk.Tensor[hk.fp32], dy: hk.Tensor[hk.fp32], w: hk.Tensor[hk.fp32],
                  mean: hk.Tensor[hk.fp32], rstd: hk.Tensor[hk.fp32], dx: hk.Tensor[hk.fp32],
                  dw_part: hk.Tensor[hk.fp32], db_part: hk.Tensor[hk.fp32]):
@@ -36,7 +40,11 @@ def layernorm_dx(x: hk.Tensor[hk.fp32], dy: hk.Tensor[hk.fp32], w: hk.Tensor[hk.
         db_part[hk.tile_coord(0, 0, r, c)] = hk.col_sum(g)
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.part.cols, 64),))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.part.cols, 64),),
+           requires=[(lambda p: p.part.batch == 1,
+                      "part.batch must be 1: the grid does not cover batch (one call per batch)"),
+                     (lambda p: p.part.depth == 1,
+                      "part.depth must be 1: the grid does not cover depth (reshape it into rows)")])
 def column_sum(part: hk.Tensor[hk.fp32], total: hk.Tensor[hk.fp32]):
     c = hk.arch.block_idx.x
     acc = hk.zeros(hk.RV(hk.fp32, 64, "col"))
