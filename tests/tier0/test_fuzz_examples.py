@@ -175,14 +175,8 @@ RMS_WIDE = {
 
 
 # A staged kernel whose WIDTH is no multiple of COLS x 16 holds fewer columns than WIDTH says
-# (WIDTH=256, COLS=32 holds none): wrong answers, silently, until `requires=` refuses them.
-SILENT_ON_WIDTH = pytest.mark.xfail(
-    reason="examples/02_rmsnorm.py: WIDTH not a multiple of COLS x 16 is neither refused nor "
-           "right (WIDTH=256, COLS=32 normalises nothing)", strict=False)
-
-
-@pytest.mark.parametrize("name", ["rmsnorm", pytest.param("rmsnorm_staged", marks=SILENT_ON_WIDTH),
-                                  "rmsnorm_persistent"])
+# (WIDTH=256, COLS=32 held none: silent wrong answers until 6dfe022 refused them).
+@pytest.mark.parametrize("name", RMS_KERNELS)
 @given(data=st.data(), batch=BATCH, rows=st.integers(1, 40), cols=st.integers(1, 2100),
        seed=SEEDS)
 def test_rmsnorm_other_constants(name, data, batch, rows, cols, seed):
@@ -457,16 +451,10 @@ UNCOVERED_DIMS = {**{name: ("depth",) for name in ("add", *RMS_KERNELS, *GEMM_KE
                                                            "layernorm_dx", "column_sum")}}
 
 
-# Every one of these kernels ignored a batch or depth its grid has no dimension for (found by
-# this test at ea31e41): the rest of the output stayed unwritten, with no error. The fix is a
-# `requires=` entry on each (examples/*.py), or a grid that covers the dimension.
-SILENT_ON_UNCOVERED = pytest.mark.xfail(
-    reason="the kernel leaves the batches / depths its grid does not cover unwritten, silently: "
-           "it needs a requires= entry refusing them (examples/*.py)", strict=False)
-
-
-@pytest.mark.parametrize("name, dim", [pytest.param(name, dim, marks=SILENT_ON_UNCOVERED,
-                                                    id=f"{name}-{dim}")
+# Every one of these kernels once ignored a batch or depth its grid has no dimension for (found
+# by this test at ea31e41): the rest of the output stayed unwritten, with no error. Each now
+# refuses it in `requires=`.
+@pytest.mark.parametrize("name, dim", [pytest.param(name, dim, id=f"{name}-{dim}")
                                        for name in sorted(UNCOVERED)
                                        for dim in UNCOVERED_DIMS[name]])
 def test_a_batch_or_depth_outside_the_grid_is_refused(name, dim):
