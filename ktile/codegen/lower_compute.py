@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ..ir import ops as kt
 from .cpp_types import float_literal
+from ..ir.types import RegTileType
 from .emitter import Emitter, missing_lowering
+from .lower_shared import lower_tile_block_reduce
 
 # IR function name → header function name; C++ keywords (`not`, `and`, `or`) are renamed
 UNARY_FUNCTIONS = {fn: f"kt::{fn}" for fn in kt.UNARY_FNS} | {"not": "kt::logical_not"}
@@ -62,7 +64,10 @@ def lower_reduce(e: Emitter, op: kt.ReduceOp) -> None:
 
 def lower_block_reduce(e: Emitter, op: kt.BlockReduceOp) -> None:
     """The warp count is a template argument: the header sizes its cross-warp scratch and
-    unrolls the fixed-order combine with it."""
+    unrolls the fixed-order combine with it. A register tile's reduction is lower_shared's."""
+    if isinstance(op.x.type, RegTileType):
+        lower_tile_block_reduce(e, op)
+        return
     _call(e, op, f"kt::block_reduce_{op.prop_str('kind')}<{e.warps}>", op.x)
 
 

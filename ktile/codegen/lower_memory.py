@@ -75,7 +75,9 @@ def lower_lds_load(e: Emitter, op: kt.LdsLoadOp) -> None:
 
 
 def lower_lds_store(e: Emitter, op: kt.LdsStoreOp) -> None:
-    e.statement(op, f"kt::lds_store({e.name(op.dst)}, {e.name(op.value)});")
+    """The whole shared tile, or with coordinates the sub-tile (row, col) of it."""
+    coords = "".join(f", {e.name(v)}" for v in op.coords)
+    e.statement(op, f"kt::lds_store({e.name(op.dst)}, {e.name(op.value)}{coords});")
 
 
 def lower_wait_for(e: Emitter, op: kt.WaitForOp) -> None:

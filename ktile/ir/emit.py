@@ -160,8 +160,10 @@ class Builder:
     def lds_load(self, src: SSAValue, row: SSAValue, col: SSAValue, ty: Attribute) -> SSAValue:
         return self.insert(kt.LdsLoadOp(src, row, col, ty)).result
 
-    def lds_store(self, dst: SSAValue, value: SSAValue) -> None:
-        self.insert(kt.LdsStoreOp(dst, value))
+    def lds_store(self, dst: SSAValue, value: SSAValue,
+                  coords: Sequence[SSAValue] = ()) -> None:
+        """The whole of `dst`, or with coords = (row, col) one value-shaped sub-tile."""
+        self.insert(kt.LdsStoreOp(dst, value, coords))
 
     def wait_for(self, tiles: Sequence[SSAValue]) -> None:
         self.insert(kt.WaitForOp(tiles))

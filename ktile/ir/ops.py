@@ -303,16 +303,25 @@ def constant_int(value: SSAValue) -> int | None:
 
 @irdl_op_definition
 class LdsStoreOp(KtOp):
-    """Register → shared (this warp's tile); other warps see it after a barrier."""
+    """Register → shared (this warp's tile); other warps see it after a barrier. Without
+    `coords` the value fills the whole of `dst`; with `coords` = (row, col) it writes sub-tile
+    (row, col) of `dst` in units of the value's shape, as `kt.lds_load` reads one (a vector:
+    elements [col·L, col·L+L), row 0). A constant coordinate outside `dst` is invalid IR; a
+    computed one is checked by the interpreter, not by the hardware. Copies and waits see a
+    write of the whole of `dst`."""
     name = "kt.lds_store"
     dst = operand_def()
     value = operand_def()
+    coords = var_operand_def(IndexType)
 
-    def __init__(self, dst: SSAValue, value: SSAValue):
-        super().__init__(operands=[dst, value])
+    def __init__(self, dst: SSAValue, value: SSAValue, coords: Sequence[SSAValue] = ()):
+        super().__init__(operands=[dst, value, list(coords)])
 
     def verify_(self) -> None:
-        check.check_lds_store(self, self.dst.type, self.value.type)
+        if not self.coords:
+            check.check_lds_store(self, self.dst.type, self.value.type)
+            return
+        check.check_lds_store_subtile(self, self.dst.type, self.value.type, self.coords)
 
 
 @irdl_op_definition
@@ -505,12 +514,15 @@ class ReduceOp(KtOp):
 
 @irdl_op_definition
 class BlockReduceOp(KtOp):
-    """Cross-warp combine: every warp gets the reduction of all warps' values (in warp order,
-    so the result is the same run to run)."""
+    """Cross-warp combine: every warp gets the reduction of all warps' values, in a fixed
+    order so the result is the same run to run: vectors and scalars fold warps 0, 1, ... in
+    turn; register tiles combine as a pairwise tree over warps (`tile_reduce_order`) through
+    a shared scratch of warps × the tile, whose byte `offset` lds-alloc sets."""
     name = "kt.block_reduce"
     kind = prop_def(StringAttr)
     x = operand_def()
     result = result_def()
+    offset = opt_prop_def(IntegerAttr)   # a tile's scratch in shared memory (lds-alloc)
 
     def __init__(self, kind: str, x: SSAValue):
         super().__init__(operands=[x], properties={"kind": _str(kind)}, result_types=[x.type])

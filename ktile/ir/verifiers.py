@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -136,6 +137,50 @@ def check_lds_store(op: Operation, dst: Attribute, value: Attribute) -> None:
                       hint="store a register value of the shared value's shape")
     check_same_element(op, ("the stored value", value), ("the destination", dst),
                        "a store into shared memory does not convert")
+
+
+def check_lds_store_subtile(op: Operation, dst: Attribute, value: Attribute,
+                            coords: Sequence[SSAValue]) -> None:
+    """A sub-tile store: (row, col) in units of the value's shape, which divides the
+    destination's; a constant coordinate lies inside the destination."""
+    check_shared(op, "the destination", dst)
+    check_register(op, "the stored value", value)
+    if isinstance(value, RegTileType) != isinstance(dst, SharedTileType):
+        raise IRError(op, f"stores {value} into {dst}: a register tile goes into a shared "
+                          f"tile, a register vector into a shared vector")
+    if len(coords) != 2:
+        raise IRError(op, f"takes no coordinates or 2 (row, col) in units of the stored "
+                          f"value's shape, got {len(coords)}")
+    check_same_element(op, ("the stored value", value), ("the destination", dst),
+                       "a store into shared memory does not convert")
+    grid = _store_grid(dst, value)
+    if grid is None:
+        raise IRError(op, f"the stored value {value} does not divide the destination {dst}: "
+                          f"a sub-tile store writes one value-shaped part of it")
+    for name, coord, count in zip(("row", "col"), coords, grid):
+        known = _constant_index(coord)
+        if known is not None and not 0 <= known < count:
+            raise IRError(op, f"{name} {known} is outside the destination, whose {name}s of "
+                              f"sub-tiles are [0, {count})")
+
+
+def _store_grid(dst: Attribute, value: Attribute) -> tuple[int, int] | None:
+    """Value-shaped parts of `dst` down and across; None when the shape does not divide."""
+    (rows, cols), (r, c) = _as_rows_cols(shape_of(dst)), _as_rows_cols(shape_of(value))
+    return None if rows % r or cols % c else (rows // r, cols // c)
+
+
+def _as_rows_cols(shape: tuple[int, ...]) -> tuple[int, int]:
+    """A vector's (length,) as one row."""
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    """The integer an `arith.constant` gives `value`, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def check_waited(op: Operation, values: Sequence[SSAValue]) -> None:
@@ -336,10 +381,13 @@ def _check_vector_reduce(op: Operation, axis: str, x: RegVecType, result: Attrib
 
 
 def check_block_reduce(op: Operation, x: Attribute, result: Attribute) -> None:
-    """Each warp contributes a register vector or an f32 scalar, and gets one of that type."""
-    if not isinstance(x, (RegVecType, Float32Type)):
-        raise IRError(op, f"the operand is {x}; a group reduce combines a register vector or "
-                          f"an f32 scalar across warps", hint="reduce a tile to a vector first")
+    """Each warp contributes a register tile, a register vector or an f32 scalar, and gets
+    one of that type."""
+    if not isinstance(x, (RegTileType, RegVecType, Float32Type)):
+        raise IRError(op, f"the operand is {x}; a group reduce combines a register tile, a "
+                          f"register vector or an f32 scalar across warps")
+    if isinstance(x, RegTileType) and same_register_form(x, result):
+        return   # a tile keeps its form; its fragment tag is the fragments pass's
     if result != x:
         raise IRError(op, f"the result {result} is not of the operand's type {x}")
 

@@ -11,6 +11,7 @@ from .elementwise import (abs, block_reduce, cos, exp, exp2, gelu, log, log2, ma
                           relu, rsqrt, sigmoid, silu, sin, sqrt, tanh)
 from .memory import Coord
 from .mma import *  # noqa: F401,F403
+from .shared_ops import group_reduce as _group_reduce
 from .transfers import *  # noqa: F401,F403
 from .transfers import barrier, load_async, shared
 from .values import Scalar, as_index, as_scalar
@@ -102,14 +103,16 @@ class _Group(_Namespace):
     _spelled = "hk.group"
     load = staticmethod(load_async)
 
+    # A register tile combines elementwise over warps (a tree through shared memory); a
+    # vector or scalar folds warps in order (shared_ops.group_reduce).
     @staticmethod
-    def sum(x): return block_reduce("sum", x)
+    def sum(x): return _group_reduce("sum", x)
 
     @staticmethod
-    def max(x): return block_reduce("max", x)
+    def max(x): return _group_reduce("max", x)
 
     @staticmethod
-    def min(x): return block_reduce("min", x)
+    def min(x): return _group_reduce("min", x)
 
 
 class _Lds(_Namespace):

@@ -61,8 +61,14 @@ class SharedTile(Value):
         from .tiles import Transposed
         return Transposed(self)
 
-    def store(self, value: Tile | Vec) -> None:
-        """Registers → shared; other warps see it after `hk.barrier()`."""
+    def store(self, value: Tile | Vec, row=None, col=None) -> None:
+        """Registers → shared; other warps see it after `hk.barrier()`. With `row=`/`col=`
+        the value fills sub-tile (row, col) of this larger shared tile, in units of the
+        value's shape (as `load(desc, row=, col=)` reads one); device values are allowed."""
+        if row is not None or col is not None:
+            from .shared_ops import store_subtile
+            store_subtile(self, value, 0 if row is None else row, 0 if col is None else col)
+            return
         if not isinstance(value, (Tile, Vec)):
             raise tracer.error(f"store() writes a register tile or vector, got {describe(value)}")
         if value.dtype != self.dtype:

@@ -7,7 +7,9 @@ overlap), the kernel function carries the total as `kt.lds_bytes`, and the total
 target's shared memory per block. Each tile a TMA copy writes (a kt.copy_async the
 tensor-maps pass gave a `map`) has an `arrival` slot (0, 1, ... in program order), every TMA
 copy carries its tile's slot, and the tiles' mbarriers (8 bytes each) follow the tiles: the
-kernel function carries `kt.arrivals` = [offset, count].
+kernel function carries `kt.arrivals` = [offset, count]. Each kt.block_reduce of a register
+tile has an `offset` too: its scratch of one tile per warp (the tree the header combines
+through), placed after the allocations, one scratch per op so none waits for another's.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from ..ir import ops as kt
-from ..ir.query import error_at, kernel_func
+from ..ir.query import error_at, kernel_func, warps
+from ..ir.types import RegTileType
 from ..targets.base import Target
 from .common import TiedValues, describe_type, element_bytes, elements, line_of, target_of
 
@@ -46,10 +49,15 @@ class LdsAlloc(ModulePass):
             offset = align_up(end, alignment)
             alloc.properties["offset"] = IntegerAttr(offset, i64)
             end = offset + alloc_bytes(alloc)
+        scratches = tile_reductions(fn)
+        for reduction in scratches:
+            offset = align_up(end, ALIGN)
+            reduction.properties["offset"] = IntegerAttr(offset, i64)
+            end = offset + scratch_bytes(reduction, warps(op))
         if copies:
             end = place_arrivals(fn, allocs, copies, copied, tied, end, target)
         fn.attributes["kt.lds_bytes"] = IntegerAttr(end, i64)
-        check_fits(allocs, end, target)
+        check_fits(allocs + scratches, end, target, warps(op))
 
 
 def place_arrivals(fn, allocs: list[kt.AllocOp], copies: list[kt.CopyAsyncOp], copied: set,
@@ -85,12 +93,37 @@ def alloc_bytes(alloc: kt.AllocOp) -> int:
     return elements(ty) * element_bytes(ty)
 
 
-def check_fits(allocs: list[kt.AllocOp], total: int, target: Target) -> None:
+def tile_reductions(fn) -> list[kt.BlockReduceOp]:
+    """The cross-warp reductions of register tiles: each needs a shared scratch."""
+    return [o for o in fn.walk()
+            if isinstance(o, kt.BlockReduceOp) and isinstance(o.x.type, RegTileType)]
+
+
+def scratch_bytes(reduction: kt.BlockReduceOp, warp_count: int) -> int:
+    """One tile per warp, stacked by rows (the header's `scratch`)."""
+    ty = reduction.x.type
+    return warp_count * elements(ty) * element_bytes(ty)
+
+
+def placed_bytes(op, warp_count: int) -> int:
+    if isinstance(op, kt.BlockReduceOp):
+        return scratch_bytes(op, warp_count)
+    return alloc_bytes(op)
+
+
+def placed_words(op) -> str:
+    if isinstance(op, kt.BlockReduceOp):
+        return f"the group reduce's scratch for a {describe_type(op.x.type)} per warp"
+    return describe_type(op.result.type)
+
+
+def check_fits(placed: list, total: int, target: Target, warp_count: int) -> None:
     if total <= target.lds_bytes:
         return
-    first_over = next(a for a in allocs if a.prop_int("offset") + alloc_bytes(a) > target.lds_bytes)
-    listing = "; ".join(f"{describe_type(a.result.type)} at {line_of(a)}: {alloc_bytes(a)} bytes"
-                        for a in allocs)
+    first_over = next(a for a in placed
+                      if a.prop_int("offset") + placed_bytes(a, warp_count) > target.lds_bytes)
+    listing = "; ".join(f"{placed_words(a)} at {line_of(a)}: {placed_bytes(a, warp_count)} bytes"
+                        for a in placed)
     raise error_at(
         first_over,
         f"the shared tiles need {total} bytes, over {target.name}'s {target.lds_bytes} bytes of "

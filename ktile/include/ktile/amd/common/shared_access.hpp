@@ -39,8 +39,9 @@ __device__ __forceinline__ void lds_load_runs(Tile& dst, const S& src, int r0, i
   });
 }
 
+// (r0, c0): the element of dst where the tile's element (0, 0) goes (a sub-tile store).
 template <class S, class Tile>
-__device__ __forceinline__ void lds_store_runs(S& dst, const Tile& src) {
+__device__ __forceinline__ void lds_store_runs(S& dst, const Tile& src, int r0 = 0, int c0 = 0) {
   using M = typename Tile::map;
   using T = typename Tile::elem_type;
   constexpr int access = lds_run_access<typename Tile::lanes, T>(), per = access / sizeof(T);
@@ -51,7 +52,7 @@ __device__ __forceinline__ void lds_store_runs(S& dst, const Tile& src) {
     constexpr int P0 = decltype(kc)::value * per;
     isa::vec<storage_t<T>, per> v;
     static_for<per>([&](auto e) { v[decltype(e)::value] = to_storage<T>(src.get(P0 + decltype(e)::value)); });
-    isa::lds_write<access>(base + S::offset(M::prow(lane, P0), M::pcol(lane, P0)), __builtin_bit_cast(isa::word<access>, v));
+    isa::lds_write<access>(base + S::offset(r0 + M::prow(lane, P0), c0 + M::pcol(lane, P0)), __builtin_bit_cast(isa::word<access>, v));
   });
 }
 
@@ -70,7 +71,7 @@ __device__ __forceinline__ void lds_load_elements(X& dst, const S& src, int r0, 
 }
 
 template <class S, class X, class Writes>
-__device__ __forceinline__ void lds_store_elements(S& dst, const X& src, Writes&& writes) {
+__device__ __forceinline__ void lds_store_elements(S& dst, const X& src, Writes&& writes, int r0 = 0, int c0 = 0) {
   using T = typename X::elem_type;
   const int lane = isa::lane();
   if (!writes(lane)) return;
@@ -78,7 +79,7 @@ __device__ __forceinline__ void lds_store_elements(S& dst, const X& src, Writes&
   static_for<X::regs>([&](auto pc) {
     constexpr int P = decltype(pc)::value;
     const element_at at = X::map::element(lane, P);
-    isa::lds_write<sizeof(T)>(base + S::offset(at.r, at.c), __builtin_bit_cast(isa::word<sizeof(T)>, to_storage<T>(src.get(P))));
+    isa::lds_write<sizeof(T)>(base + S::offset(r0 + at.r, c0 + at.c), __builtin_bit_cast(isa::word<sizeof(T)>, to_storage<T>(src.get(P))));
   });
 }
 
@@ -101,6 +102,18 @@ __device__ __forceinline__ void lds_store(st<T, R, C>& dst, const rt<T, R, C, L,
   else detail::lds_store_elements(dst, src, [](int lane) { return Tile::lanes::replica(lane) == 0; });
 }
 
+// A sub-tile store (the DSL's `s.store(t, row=, col=)`): src fills rows [row·R, row·R+R) and
+// columns [col·C, col·C+C) of dst, addressed through dst's swizzle like a sub-tile load.
+template <class T, int R, int C, class L, class F, int SR, int SC>
+__device__ __forceinline__ void lds_store(st<T, SR, SC>& dst, const rt<T, R, C, L, F>& src, index_t row, index_t col) {
+  static_assert(SR % R == 0 && SC % C == 0,
+                "kt::lds_store writes a sub-tile: the register tile's rows and columns must divide the shared tile's");
+  using Tile = rt<T, R, C, L, F>;
+  const int r0 = static_cast<int>(row) * R, c0 = static_cast<int>(col) * C;
+  if constexpr (Tile::map::row_tag) detail::lds_store_runs(dst, src, r0, c0);
+  else detail::lds_store_elements(dst, src, [](int lane) { return Tile::lanes::replica(lane) == 0; }, r0, c0);
+}
+
 // Vectors: each lane reads the elements it holds; one lane per distinct element writes.
 template <class T, int L, class A, int SL>
 __device__ __forceinline__ void lds_load(rv<T, L, A>& dst, const sv<T, SL>& src, index_t /* row: 0 */ = 0, index_t col = 0) {
@@ -113,6 +126,15 @@ template <class T, int L, class A>
 __device__ __forceinline__ void lds_store(sv<T, L>& dst, const rv<T, L, A>& src) {
   using F = typename rv<T, L, A>::map;
   detail::lds_store_elements(dst, src, [](int lane) { return detail::publishes<F>(lane); });
+}
+
+// A piece of a shared vector: src fills elements [col·L, col·L+L) of dst (row is 0).
+template <class T, int L, class A, int SL>
+__device__ __forceinline__ void lds_store(sv<T, SL>& dst, const rv<T, L, A>& src, index_t /* row: 0 */, index_t col) {
+  static_assert(SL % L == 0,
+                "kt::lds_store writes a piece of a shared vector: the register vector's length must divide the shared vector's");
+  using F = typename rv<T, L, A>::map;
+  detail::lds_store_elements(dst, src, [](int lane) { return detail::publishes<F>(lane); }, 0, static_cast<int>(col) * L);
 }
 
 }  // namespace kt

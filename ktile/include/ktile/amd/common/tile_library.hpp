@@ -25,6 +25,7 @@
 #include "ktile/amd/common/global_rows.hpp"      // gather / scatter
 #include "ktile/amd/common/shared_tile.hpp"      // kt::st, kt::sv, kt::shared_at
 #include "ktile/amd/common/shared_access.hpp"    // lds_load / lds_store
+#include "ktile/common/tile_block_reduce.hpp"        // block_reduce_tile_*<WARPS>: over warps' tiles
 #include "ktile/amd/common/sync.hpp"             // wait / bind
 #include "ktile/amd/common/mma.hpp"              // mma_AB / ABt / AtB / AtBt
 #include "ktile/amd/common/mma_shared.hpp"       // mma_ABt_shared: B read from a shared tile

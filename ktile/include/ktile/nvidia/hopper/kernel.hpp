@@ -24,6 +24,7 @@
 #include "ktile/nvidia/hopper/shared_tile.hpp"      // kt::st, kt::sv, kt::shared_at
 #include "ktile/nvidia/hopper/async_copy.hpp"       // copy_async / wait / bind / barrier
 #include "ktile/nvidia/hopper/shared_access.hpp"    // lds_load / lds_store (ldmatrix, stmatrix)
+#include "ktile/common/tile_block_reduce.hpp"          // block_reduce_tile_*<WARPS>: over warps' tiles
 #include "ktile/nvidia/hopper/mma.hpp"              // mma_AB / ABt / AtB / AtBt
 #include "ktile/nvidia/hopper/mma_shared.hpp"       // mma_ABt_shared: B from a shared tile (wgmma)
 #include "ktile/nvidia/hopper/rand.hpp"             // Philox-4x32-10, tl.rand's draws

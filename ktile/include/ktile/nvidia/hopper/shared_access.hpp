@@ -66,7 +66,9 @@ __device__ __forceinline__ void lds_load_matrices(Tile& dst, const S& src, int r
     }
 }
 
-template <class S, class Tile> __device__ __forceinline__ void lds_store_matrices(S& dst, const Tile& src) {
+// (r0, c0): the element of dst where the tile's element (0, 0) goes (a sub-tile store).
+template <class S, class Tile>
+__device__ __forceinline__ void lds_store_matrices(S& dst, const Tile& src, int r0 = 0, int c0 = 0) {
   using L = typename Tile::layout;
 #pragma unroll
   for (int i = 0; i < Tile::height; ++i)
@@ -75,7 +77,7 @@ template <class S, class Tile> __device__ __forceinline__ void lds_store_matrice
       uint32_t r[4];
 #pragma unroll
       for (int p = 0; p < 4; ++p) r[p] = bits_of<uint32_t>(src.tiles[i][j][p]);
-      const uint32_t address = dst.address(matrix_row_offset<S, L>(0, 0, i, j));
+      const uint32_t address = dst.address(matrix_row_offset<S, L>(r0, c0, i, j));
       if constexpr (std::is_same<L, row>::value) stmatrix_x4(address, r);
       else stmatrix_x4_trans(address, r);
     }
@@ -99,12 +101,13 @@ __device__ __forceinline__ void lds_load_pairs(Tile& dst, const S& src, int r0, 
   });
 }
 
-template <class S, class Tile> __device__ __forceinline__ void lds_store_pairs(S& dst, const Tile& src) {
+template <class S, class Tile>
+__device__ __forceinline__ void lds_store_pairs(S& dst, const Tile& src, int r0 = 0, int c0 = 0) {
   using L = typename Tile::layout;
   using P = typename Tile::pair_type;
   each_tile_pos<Tile>([&](const tile_pos& q) {
     if (q.e != 0) return;
-    const int r = row_of<L>(q), c = col_of<L>(q);
+    const int r = r0 + row_of<L>(q), c = c0 + col_of<L>(q);
     if constexpr (std::is_same<L, row>::value) {
       *reinterpret_cast<P*>(&dst.at(r, c)) = src.tiles[q.i][q.j][q.p];
     } else {
@@ -132,6 +135,18 @@ __device__ __forceinline__ void lds_store(st<T, R, C>& dst, const rt<T, R, C, L,
   else detail::lds_store_pairs(dst, src);
 }
 
+// A sub-tile store (the DSL's `s.store(t, row=, col=)`): src fills rows [row·R, row·R+R) and
+// columns [col·C, col·C+C) of dst, addressed through dst's swizzle like a sub-tile load.
+template <class T, int R, int C, class L, class F, int SR, int SC>
+__device__ __forceinline__ void lds_store(st<T, SR, SC>& dst, const rt<T, R, C, L, F>& src,
+                                          index_t row, index_t col) {
+  static_assert(SR % R == 0 && SC % C == 0,
+                "kt::lds_store writes a sub-tile: the register tile's rows and columns must divide the shared tile's");
+  const int r0 = static_cast<int>(row) * R, c0 = static_cast<int>(col) * C;
+  if constexpr (sizeof(T) == 2) detail::lds_store_matrices(dst, src, r0, c0);
+  else detail::lds_store_pairs(dst, src, r0, c0);
+}
+
 // Vectors: each lane reads the elements it holds; one lane per distinct element writes.
 template <class T, int L, class A, int SL>
 __device__ __forceinline__ void lds_load(rv<T, L, A>& dst, const sv<T, SL>& src,
@@ -152,6 +167,21 @@ __device__ __forceinline__ void lds_store(sv<T, L>& dst, const rv<T, L, A>& src)
   if (!(g ? detail::lane_in_group() == 0 : detail::lane_group() == 0)) return;
   detail::each_vec_pos<V>([&](const detail::vec_pos& q) {
     dst.data[detail::index_of<typename V::form>(q)] = detail::at_vec(src, q);
+  });
+}
+
+// A piece of a shared vector: src fills elements [col·L, col·L+L) of dst (row is 0).
+template <class T, int L, class A, int SL>
+__device__ __forceinline__ void lds_store(sv<T, SL>& dst, const rv<T, L, A>& src,
+                                          index_t /* row: 0 */, index_t col) {
+  static_assert(SL % L == 0,
+                "kt::lds_store writes a piece of a shared vector: the register vector's length must divide the shared vector's");
+  using V = rv<T, L, A>;
+  constexpr bool g = std::is_same<typename V::form, detail::g_form>::value;
+  if (!(g ? detail::lane_in_group() == 0 : detail::lane_group() == 0)) return;
+  const int e0 = static_cast<int>(col) * L;
+  detail::each_vec_pos<V>([&](const detail::vec_pos& q) {
+    dst.data[e0 + detail::index_of<typename V::form>(q)] = detail::at_vec(src, q);
   });
 }
 
