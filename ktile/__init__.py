@@ -9,6 +9,7 @@ from importlib import import_module
 
 from .dtypes import bf16, fp8, fp16, fp32, i8, i32
 from .errors import InputError, InternalError, KernelError, KernelWarning, KtileError
+from .ir import elementwise as _elementwise  # the elementwise functions' table (light)
 from .lang.kernel import Kernel, KernelTrace, func, kernel
 from .lang.types import RT, RV, ST, SV, Constexpr, Tensor
 
@@ -18,9 +19,8 @@ float32, float16, bfloat16, int32, int8 = fp32, fp16, bf16, i32, i8
 
 # name -> module that defines it; loaded on first use (PEP 562)
 _LAZY = {name: "ktile.lang.builtins" for name in (
-    "tile_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota", "exp",
-    "exp2", "log", "log2", "sqrt", "rsqrt", "silu", "gelu", "relu", "sigmoid", "tanh", "sin",
-    "cos", "abs", "maximum", "minimum", "where", "cast", "row_sum", "row_max", "row_min",
+    "tile_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota",
+    *_elementwise.BY_HK_NAME, "where", "cast", "row_sum", "row_max", "row_min",
     "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
     "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
     "arch", "math", "group", "lds")}

@@ -5,16 +5,17 @@ whether vN is a tile, a vector or a scalar (the headers overload each function o
 """
 from __future__ import annotations
 
+from ..ir import elementwise
 from ..ir import ops as kt
 from .cpp_types import float_literal
 from ..ir.types import RegTileType
 from .emitter import Emitter, missing_lowering
 from .lower_shared import lower_tile_block_reduce
 
-# IR function name → header function name; C++ keywords (`not`, `and`, `or`) are renamed
-UNARY_FUNCTIONS = {fn: f"kt::{fn}" for fn in kt.UNARY_FNS} | {"not": "kt::logical_not"}
-BINARY_FUNCTIONS = {fn: f"kt::{fn}" for fn in kt.BINARY_FNS} | {
-    "and": "kt::bitwise_and", "or": "kt::bitwise_or"}
+# IR function name → header function name, from the functions' table (C++ keywords `not`,
+# `and`, `or` are renamed there)
+UNARY_FUNCTIONS = {f.name: f.cpp for f in elementwise.UNARY}
+BINARY_FUNCTIONS = {f.name: f.cpp for f in elementwise.BINARY}
 # reduce axis → function prefix: "row" gives one value per row, "all" a scalar of a vector
 REDUCE_PREFIXES = {"row": "kt::row_", "col": "kt::col_", "all": "kt::vec_"}
 

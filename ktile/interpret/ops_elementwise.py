@@ -3,61 +3,43 @@
 Float math is done in float32 and rounded to the result's dtype; integer math in int64 and
 wrapped to the result's width; masks are numpy bool. A vector operand of a tile op
 broadcasts along its axis: a "row" vector (one value per tile row) as v[:, None], a "col"
-vector as v[None, :]; a scalar operand broadcasts everywhere.
+vector as v[None, :]; a scalar operand broadcasts everywhere. What each function computes
+is its row of the functions' table (ktile/ir/elementwise.py).
 """
 from __future__ import annotations
 
-import math
+import functools
 from collections.abc import Callable
 
 import numpy as np
 from xdsl.ir import Attribute
 
 from ..errors import InternalError
+from ..ir import elementwise
 from ..ir import ops as kt
 from ..ir.types import RegTileType, RegVecType
 from .values import cast_rounder, element_dtype, f32, is_array_type, result_rounder
 
-_ONE = np.float32(1.0)
-_ERF = np.frompyfunc(math.erf, 1, 1)
+
+def _in_numpy(semantics: Callable) -> Callable:
+    """A row's semantics as a function of the operands alone."""
+    return functools.partial(semantics, np)
 
 
-def _sigmoid(x):
-    return _ONE / (_ONE + np.exp(-x))
+def _functions(rows, domain: str) -> dict[str, Callable]:
+    """name -> numpy function, for the rows with semantics in `domain`."""
+    return {f.name: _in_numpy(getattr(f, domain)) for f in rows if getattr(f, domain)}
 
 
-def _gelu(x):
-    """The exact (erf) form, as torch's default gelu: erf to float32 (correctly rounded),
-    the rest in float32 as a float32 kernel computes it."""
-    x32 = np.asarray(x, np.float32)
-    erf = np.asarray(_ERF(x32.astype(np.float64) * math.sqrt(0.5)), np.float32)
-    return np.float32(0.5) * x32 * (_ONE + erf)
-
-
-FLOAT_UNARY: dict[str, Callable] = {
-    "neg": np.negative, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
-    "sqrt": np.sqrt, "rsqrt": lambda x: _ONE / np.sqrt(x), "silu": lambda x: x * _sigmoid(x),
-    "gelu": _gelu, "relu": lambda x: np.maximum(x, np.float32(0)), "abs": np.abs,
-    "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sigmoid": _sigmoid,
-    "recip": lambda x: _ONE / x,
-}
-INT_UNARY = {"neg": np.negative, "abs": np.abs, "relu": lambda x: np.maximum(x, 0)}
-
-
-def _int_div(x, y):
-    """Integer division truncating toward zero, as C++ does."""
-    q = np.floor_divide(x, y)
-    return q + ((q * y != x) & ((x < 0) != (y < 0)))
-
-
-FLOAT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-                "max": np.maximum, "min": np.minimum, "pow": np.power}
-INT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _int_div,
-              "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
-              "or": np.bitwise_or}
-COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-           "gt": np.greater, "ge": np.greater_equal}
-LOGICAL = {"and": np.logical_and, "or": np.logical_or}
+FLOAT_UNARY = _functions(elementwise.UNARY, "floating")
+INT_UNARY = _functions(elementwise.UNARY, "integer")
+LOGICAL_UNARY = _functions(elementwise.UNARY, "logical")
+_COMPARES = [f for f in elementwise.BINARY if f.rule == "compare"]
+_COMPUTES = [f for f in elementwise.BINARY if f.rule != "compare"]
+FLOAT_BINARY = _functions(_COMPUTES, "floating")
+INT_BINARY = _functions(_COMPUTES, "integer")
+COMPARE = _functions(_COMPARES, "floating")
+LOGICAL = _functions(_COMPUTES, "logical")
 
 _CONVERT_ARRAY = {"float": lambda a: a.astype(np.float32, copy=False),
                   "int": lambda a: a.astype(np.int64), "same": None}
@@ -95,7 +77,7 @@ def _binary_plan(op: kt.BinaryOp) -> tuple[Callable, str]:
         return COMPARE[fn], ("float" if "float" in kinds else "int")
     if fn in LOGICAL and result.kind == "bool":
         return LOGICAL[fn], "same"
-    if fn == "pow" or result.kind == "float":
+    if fn not in INT_BINARY or result.kind == "float":  # pow computes in float32 always
         return FLOAT_BINARY[fn], "float"
     return INT_BINARY[fn], "int"
 
@@ -114,8 +96,8 @@ def _binary(op: kt.BinaryOp, c):
 def _unary_fn(op: kt.UnaryOp) -> tuple[Callable, Callable]:
     """(function, operand conversion) of a kt.unary on a tile or vector."""
     fn, kind = op.fn.data, element_dtype(op.result.type).kind
-    if kind == "bool" and fn == "not":
-        return np.logical_not, lambda a: a
+    if kind == "bool" and fn in LOGICAL_UNARY:
+        return LOGICAL_UNARY[fn], lambda a: a
     if kind == "int" and fn in INT_UNARY:
         return INT_UNARY[fn], lambda a: a.astype(np.int64)
     if kind == "float" and fn in FLOAT_UNARY:

@@ -17,18 +17,18 @@ from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definiti
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from . import elementwise
 from . import verifiers as check
 from .types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 from .verifiers import IRError
 
-UNARY_FNS = ("neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "silu", "gelu", "relu", "abs",
-             "sin", "cos", "tanh", "sigmoid", "recip", "not")
-BINARY_FNS = ("add", "sub", "mul", "div", "max", "min", "pow", "eq", "ne", "lt", "le", "gt", "ge",
-              "and", "or")
-COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
-BITWISE_FNS = ("and", "or")
-# What a unary function's operand holds: "mask" (i1), "number" (float or integer), else float.
-UNARY_OPERANDS = {"not": "mask", "neg": "number", "abs": "number", "relu": "number"}
+# The elementwise functions and their dtype rules, from their one table (ir/elementwise.py).
+UNARY_FNS = tuple(f.name for f in elementwise.UNARY)
+BINARY_FNS = tuple(f.name for f in elementwise.BINARY)
+COMPARE_FNS = elementwise.names_with_rule("compare")
+BITWISE_FNS = elementwise.names_with_rule("bitwise")
+# What a unary function's operand holds: "mask" (i1), "number" (float or integer) or "float".
+UNARY_OPERANDS = {f.name: f.rule for f in elementwise.UNARY}
 REDUCE_KINDS = ("sum", "max", "min")
 MMA_VARIANTS = ("AB", "ABt", "AtB", "AtBt")
 
@@ -457,9 +457,7 @@ class BinaryOp(KtOp):
         check.check_choice(self, "function", fn, BINARY_FNS)
         x, y, result = self.x.type, self.y.type, self.result.type
         check.check_broadcast(self, x, y, result)
-        rule = ("compare" if fn in COMPARE_FNS else "bitwise" if fn in BITWISE_FNS
-                else "arithmetic")
-        check.check_binary_dtype(self, x, y, result, rule)
+        check.check_binary_dtype(self, x, y, result, elementwise.BY_NAME[fn].rule)
 
 
 @irdl_op_definition

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from . import tracer
 from .elementwise import *  # noqa: F401,F403  (re-exported as hk.<name>)
-from .elementwise import (abs, block_reduce, cos, exp, exp2, gelu, log, log2, maximum, minimum,
-                          relu, rsqrt, sigmoid, silu, sin, sqrt, tanh)
+from .elementwise import FUNCTIONS, block_reduce
 from .memory import Coord
 from .mma import *  # noqa: F401,F403
 from .shared_ops import group_reduce as _group_reduce
@@ -90,12 +89,14 @@ class _Arch(_Namespace):
 
 
 class _Math(_Namespace):
-    """hk.math: the elementwise functions, as hk-dsl groups them."""
+    """hk.math: the elementwise functions called by name (hk.math.exp is hk.exp), as hk-dsl
+    groups them; one per row of the functions' table (ktile/ir/elementwise.py)."""
     _spelled = "hk.math"
-    exp, exp2, log, log2, sqrt, rsqrt = exp, exp2, log, log2, sqrt, rsqrt
-    silu, gelu, relu, sigmoid, tanh, sin, cos = silu, gelu, relu, sigmoid, tanh, sin, cos
-    maximum, minimum = staticmethod(maximum), staticmethod(minimum)
-    abs = staticmethod(abs)
+
+
+for _name, _function in FUNCTIONS.items():
+    setattr(_Math, _name, staticmethod(_function))
+hk_compat.add_math_forms(_Math)  # hk-dsl's into= and add/sub/mul/div
 
 
 class _Group(_Namespace):

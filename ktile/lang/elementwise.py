@@ -2,11 +2,10 @@
 reductions of register tiles and vectors."""
 from __future__ import annotations
 
-import math as _pymath
 from typing import Any
 
 from .. import dtypes
-from ..ir import emit
+from ..ir import elementwise, emit
 from ..ir import types as irt
 from . import tracer
 from .tiles import Tile, Vec, reduce_tile, reduce_vec
@@ -63,69 +62,52 @@ def iota(desc: RT | RV, axis: str = "col") -> Tile | Vec:
 
 # ---- elementwise math ----------------------------------------------------------------------
 
-def _unary(fn: str):
+def _unary(row: elementwise.Function):
+    """hk.<name> of a unary row: a tile or vector maps elementwise; a Python number folds to
+    a Python float; a scalar computes in f32."""
+    fn = row.name
+
     def apply(x):
         if isinstance(x, (Tile, Vec)):
-            if not x.dtype.is_float and fn not in ("abs", "relu", "neg"):
+            if not x.dtype.is_float and row.rule != "number":
                 raise tracer.error(f"{fn} needs a float tile, got {describe(x)}", op=fn,
                                    hint="convert first with .to(hk.fp32)")
             return x._wrap(_b().unary(fn, x.v))
         if isinstance(x, (int, float)) and not isinstance(x, bool):
-            return _python_unary(fn, float(x))
+            return row.fold(x)
         s = as_scalar(x, f"{fn} argument")
         return Scalar(_b().unary(fn, to_float(s).v))
-    apply.__name__ = apply.__qualname__ = fn  # a wrong call reads `exp() takes 1 ...`
-    apply.__doc__ = f"Elementwise {fn} of a tile, vector or scalar."
+    apply.__name__ = apply.__qualname__ = row.hk  # a wrong call reads `exp() takes 1 ...`
+    apply.__doc__ = f"Elementwise {row.hk} of a tile, vector or scalar ({row.spelled})."
     return apply
 
 
-def _python_unary(fn: str, x: float) -> float:
-    table = {"exp": _pymath.exp, "exp2": lambda v: 2.0 ** v, "log": _pymath.log,
-             "log2": _pymath.log2, "sqrt": _pymath.sqrt, "rsqrt": lambda v: 1 / _pymath.sqrt(v),
-             "abs": abs, "relu": lambda v: max(v, 0.0), "sin": _pymath.sin, "cos": _pymath.cos,
-             "tanh": _pymath.tanh}
-    if fn not in table:
-        raise tracer.error(f"{fn} of a Python number", hint="apply it to a tile or scalar")
-    return table[fn](x)
+def _binary(row: elementwise.Function):
+    """hk.<name> of a binary row (hk.maximum): the operands broadcast as the operator's do;
+    two Python numbers fold to a Python number (ints stay ints where the row has integer
+    semantics)."""
+    def apply(x, y):
+        for value, other, reverse in ((x, y, False), (y, x, True)):
+            if isinstance(value, (Tile, Vec)):
+                return value._binary(row.name, other, reverse=reverse)
+        for value, other, reverse in ((x, y, False), (y, x, True)):
+            if isinstance(value, Scalar):
+                return value._binary(row.name, other, reverse=reverse)
+        folded = row.fold(x, y)
+        both_int = isinstance(x, int) and isinstance(y, int) and row.integer is not None
+        return int(folded) if both_int else folded
+    apply.__name__ = apply.__qualname__ = row.hk
+    apply.__doc__ = f"Elementwise {row.hk} of tiles, vectors or scalars ({row.spelled})."
+    return apply
 
 
-exp = _unary("exp")
-exp2 = _unary("exp2")
-log = _unary("log")
-log2 = _unary("log2")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
-silu = _unary("silu")
-gelu = _unary("gelu")
-relu = _unary("relu")
-sigmoid = _unary("sigmoid")
-tanh = _unary("tanh")
-sin = _unary("sin")
-cos = _unary("cos")
+def _by_name(row: elementwise.Function):
+    return _unary(row) if row.arity == 1 else _binary(row)
 
 
-def abs(x):  # noqa: A001 - hk-dsl's name
-    return _unary("abs")(x)
-
-
-def maximum(x, y):
-    return _minmax("max", x, y)
-
-
-def minimum(x, y):
-    return _minmax("min", x, y)
-
-
-def _minmax(fn: str, x, y):
-    if isinstance(x, (Tile, Vec)):
-        return x._binary(fn, y)
-    if isinstance(y, (Tile, Vec)):
-        return y._binary(fn, x, reverse=True)
-    if isinstance(x, Scalar):
-        return x._binary(fn, y)
-    if isinstance(y, Scalar):
-        return y._binary(fn, x, reverse=True)
-    return max(x, y) if fn == "max" else min(x, y)
+# hk.exp, hk.round, hk.maximum, ...: one function per row that a kernel calls by name
+FUNCTIONS = {name: _by_name(row) for name, row in elementwise.BY_HK_NAME.items()}
+globals().update(FUNCTIONS)
 
 
 def where(cond, x, y):
