@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import config
-from ..errors import KernelError, KernelWarning, SourceLoc
+from ..errors import InputError, KernelError, KernelWarning, SourceLoc
 from .types import ConstexprSpec, TensorSpec
 
 DIM_NAMES = ("batch", "depth", "rows", "cols")
@@ -106,11 +106,13 @@ class Kernel:
         self.requires = _requirements(requires, self.name, fn)
         self.def_loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>",
                                  fn.__code__.co_firstlineno)
+        source = _kernel_source(fn)
         self.params, self.constexprs = _signature(fn, self.def_loc)
         self._check_decorator()
+        self._check_arch()
         self._rewritten: Callable | None = None
         self._traces: dict[tuple, KernelTrace] = {}
-        self._source_hash = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
+        self._source_hash = hashlib.sha256(source.encode()).hexdigest()[:16]
 
     def __repr__(self) -> str:
         return f"<ktile kernel {self.name} at {self.def_loc}>"
@@ -138,30 +140,41 @@ class Kernel:
                                   hint='requires=[(lambda p: p.WIDTH >= p.x.cols, "WIDTH must '
                                        'be at least the row length")]')
 
+    def _check_arch(self) -> None:
+        """`arch=` names a target ktile has a table for: a typo is refused at the decorator
+        that holds it, not at the first trace."""
+        if self.arch is not None:
+            check_target(self.arch, "arch", loc=self.def_loc, kernel=self.name)
+
     # ---- constants and targets -----------------------------------------------------------
 
     def resolve_constants(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Every declared constant's value for one call: the given one, else the default, each
+        of its declared kind. A mistake here is the call's, so an `InputError` naming the
+        constant."""
         for name in given:
             if name not in self.constexprs:
                 known = ", ".join(self.constexprs) or "none"
-                raise KernelError(f"unknown constant {name!r}", loc=self.def_loc, kernel=self.name,
-                                  hint=f"this kernel's constants are: {known}")
+                raise InputError(f"unknown constant {name!r}", kernel=self.name,
+                                 hint=f"this kernel's constants are: {known}")
         values = {}
         for name, (spec, default) in self.constexprs.items():
             value = given.get(name, default)
             if value is inspect.Parameter.empty:
-                raise KernelError(f"constant {name!r} has no default and was not given",
-                                  loc=self.def_loc, kernel=self.name,
-                                  hint=f"pass {name}=... at the call")
+                raise InputError(f"constant {name!r} has no default and was not given",
+                                 kernel=self.name, hint=f"pass {name}=... at the call")
             if not _is_kind(value, spec.kind):
-                raise KernelError(f"constant {name!r} must be {spec.kind.__name__}, got "
-                                  f"{value!r}", loc=self.def_loc, kernel=self.name,
-                                  hint=f"pass {name}= a {spec.kind.__name__}")
+                raise _wrong_kind(self.name, name, spec.kind, value, default)
             values[name] = value
         return values
 
     def target_name(self, target: str | None) -> str:
-        return target or self.arch or config.default_target()
+        """The call's target, else the kernel's arch, else the default. Only None means "not
+        given": an empty name is refused, not read as the default."""
+        if target is not None:
+            return check_target(target, "target", kernel=self.name)
+        return self.arch or config.default_target()
+
 
     # ---- tracing -------------------------------------------------------------------------
 
@@ -208,6 +221,9 @@ class Kernel:
 
     def __call__(self, *args, target: str | None = None, **constants):
         """Run on the GPU holding the tensors (torch CUDA tensors), else on the interpreter."""
+        # '' or a non-name is refused here: the GPU path would read '' as "the default"
+        if target is not None and (target.__class__ is not str or not target):
+            check_target(target, "target", kernel=self.name)
         return (_LAUNCH or _load_launch())(self, args, constants, target)
 
     def interpret(self, *args, target: str | None = None, **constants):
@@ -225,6 +241,51 @@ def _load_launch() -> Callable:
     from ..runtime.launch import launch
     _LAUNCH = launch
     return launch
+
+
+def check_target(name: object, what: str, *, loc: SourceLoc | None = None,
+                 kernel: str | None = None) -> str:
+    """`name`, a target ktile has a table for; else a KernelError that says so (`what` is the
+    argument that gave it, `target` or `arch`), at `loc` where given."""
+    from .. import targets
+    if isinstance(name, str) and name in targets.NAMES:  # the common case, on every call
+        return name
+    if name == "":
+        raise KernelError(f"{what}='' names no target", loc=loc, kernel=kernel,
+                          hint=f"name one of {', '.join(targets.NAMES)}, or leave {what} out "
+                               f"for the default")
+    try:
+        targets.get(name)
+    except KernelError as exc:
+        raise KernelError(exc.message, loc=loc, kernel=kernel, hint=exc.hint) from None
+    return name
+
+
+def _kernel_source(fn: Callable) -> str:
+    """The kernel's source text: tracing rewrites it (its for/if/while), so a kernel whose
+    source Python did not keep (defined by `python -c`, `exec`, a notebook's `exec`) cannot
+    run, and is refused where it is decorated."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        raise KernelError(f"the source of kernel '{fn.__name__}' is not available (it was "
+                          f"defined in {fn.__code__.co_filename}, no file Python can read "
+                          f"back): ktile reads a kernel's source to trace it",
+                          kernel=fn.__name__,
+                          hint="define the kernel in a .py file and import it, rather than with "
+                               "exec() or `python -c`") from None
+
+
+def _wrong_kind(kernel: str, name: str, kind: type, value: Any, default: Any) -> InputError:
+    """The error for constant `name` given a value that is not of its declared kind; the fix
+    shows its default where it has one."""
+    example = (repr(default) if default is not inspect.Parameter.empty else
+               {int: "16", float: "1.0", bool: "True", str: "'row'"}.get(kind, "..."))
+    extra = (f"; convert it with {kind.__name__}(...)"
+             if type(value).__module__ == "numpy" else "")
+    return InputError(f"constant {name!r} must be {kind.__name__} (it is hk.Constexpr["
+                      f"{kind.__name__}]), got {type(value).__name__} {value!r}", kernel=kernel,
+                      hint=f"pass {name}= a Python {kind.__name__}, e.g. {name}={example}{extra}")
 
 
 def _requirements(requires, name: str, fn: Callable) -> tuple:

@@ -5,6 +5,7 @@ import sysconfig
 import time
 import traceback
 from contextlib import contextmanager
+from numbers import Integral
 from typing import Any
 
 from xdsl.dialects.builtin import BoolAttr
@@ -151,6 +152,29 @@ def _user_frames(exc: BaseException) -> list:
             if not _is_ktile(f.filename) and not _is_library(f.filename)]
 
 
+GRID_FIX = "grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch)"
+
+
+def _check_grid_counts(trace, grid) -> None:
+    """The grid gives 1 to 3 block counts (x, y, z), each an integer: a Python int, or an
+    int the call's extents compute."""
+    if not isinstance(grid, (tuple, list)):
+        raise trace.error(f"the grid must give 1 to 3 block counts, got {describe(grid)}",
+                          hint=f"return a tuple of block counts: {GRID_FIX}")
+    if not 1 <= len(grid) <= 3:
+        raise trace.error(f"the grid must give 1 to 3 block counts (x, y, z), got "
+                          f"{len(grid)} counts", hint="fold the extra dimensions into z, e.g. "
+                                                      "p.o.batch * p.o.depth, and split the "
+                                                      "block index in the kernel")
+    for axis, count in enumerate(grid):
+        if isinstance(count, Integral) or (isinstance(count, Scalar) and not count.is_float):
+            continue
+        raise trace.error(f"grid dimension {axis} must be an integer block count, got "
+                          f"{describe(count)}",
+                          hint="count blocks in integers: hk.cdiv(p.o.cols, 64) rounds up, "
+                               "where `/` gives a float")
+
+
 def _trace_grid(kernel, b, trace, arg_types, constants) -> None:
     fn = b.func(f"{kernel.name}__grid", arg_types, [emit.index] * 3,
                 {"kt.grid": emit.string_attr(kernel.name)})
@@ -160,8 +184,7 @@ def _trace_grid(kernel, b, trace, arg_types, constants) -> None:
         grid = kernel.grid(_GridParams(globals_, constants)) if callable(kernel.grid) else kernel.grid
         if isinstance(grid, (int, Scalar)):
             grid = (grid,)
-        if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
-            raise trace.error(f"the grid must give 1 to 3 block counts, got {describe(grid)}")
+        _check_grid_counts(trace, grid)
         dims = [as_index(g, f"grid dimension {i}") for i, g in enumerate(grid)]
         while len(dims) < 3:
             dims.append(as_index(1, "grid"))

@@ -42,6 +42,13 @@ def scale(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, K: hk.Constexpr[int] 
     o[_tile()] = a[_tile()].load(hk.RT(hk.fp32, 16, 64)) * (K * F)
 
 
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch))
+def flipped(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, AXIS: hk.Constexpr[str] = "row",
+            NEGATE: hk.Constexpr[bool] = False):
+    t = a[_tile()].load(hk.RT(hk.fp32, 16, 64))
+    o[_tile()] = -t if NEGATE else t
+
+
 @hk.kernel(grid=lambda p: (1, 1, 1))
 def first_tile(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     """Reads one tile of `a` wherever `a` is: `a` may be far larger than `o`."""
@@ -90,6 +97,8 @@ rows_rounded_down = _copy_kernel(lambda p: (p.o.cols // 64, p.o.rows // 64, p.o.
 negative_grid = _copy_kernel(lambda p: (hk.cdiv(p.o.cols, 64) - 2, 1, 1))
 four_dim_grid = _copy_kernel(lambda p: (1, 1, 1, 1))
 float_grid = _copy_kernel(lambda p: (1.5, 1, 1))
+dict_grid = _copy_kernel(lambda p: {"x": 1})
+str_grid = _copy_kernel(lambda p: (1, "1", 1))
 typo_requirement = _copy_kernel(lambda p: (1, 1, 1), [(lambda p: p.a.rowz > 0, "rows")])
 dividing_requirement = _copy_kernel(lambda p: (1, 1, 1),
                                     [(lambda p: p.a.cols // (p.a.rows - 16) > 0, "ratio")])
@@ -314,24 +323,38 @@ CASES = {
     "2^31-row-output": Case(call(first_tile, t32(), _huge_stride_0((1, 1, BIG, 64))), "'o'",
                             "share memory", watched=None),
     # constants
-    "unknown-constant": Case(call(scale, t32(), out(), F=1.0, Q=1), "'Q'", "K, F",
-                             kind=KernelError),
-    # (no fix shown yet: lang/kernel.py's resolve_constants words these)
-    "constant-of-wrong-type": Case(call(scale, t32(), out(), K=1.5, F=1.0), "'K'", "int",
-                                   kind=KernelError, fix=False),
-    "missing-constant": Case(call(scale, t32(), out()), "'F'", "F=...", kind=KernelError),
+    "unknown-constant": Case(call(scale, t32(), out(), F=1.0, Q=1), "'Q'", "K, F"),
+    "constant-of-wrong-type": Case(call(scale, t32(), out(), K=1.5, F=1.0), "'K'",
+                                   "hk.Constexpr[int]", "got float 1.5", "K=2"),
+    "missing-constant": Case(call(scale, t32(), out()), "'F'", "F=..."),
     "unhashable-constant": Case(call(scale, t32(), out(), K=[2], F=1.0), "'K'", "[2]",
-                                kind=KernelError, fix=False),
+                                "a Python int"),
+    "numpy-int-constant": Case(call(scale, t32(), out(), K=np.int64(2), F=1.0), "'K'",
+                               "int64", "int(...)"),
+    "bool-for-an-int-constant": Case(call(scale, t32(), out(), K=True, F=1.0), "'K'",
+                                     "got bool True"),
+    "int-for-a-str-constant": Case(call(flipped, t32(), out(), AXIS=0), "'AXIS'", "got int 0",
+                                   "hk.Constexpr[str]", "AXIS='row'"),
+    "int-for-a-bool-constant": Case(call(flipped, t32(), out(), NEGATE=1), "'NEGATE'",
+                                    "hk.Constexpr[bool]", "NEGATE=False"),
+    # targets
+    "empty-target": Case(call(add, t32(), t32(), out(), target=""), "target=''",
+                         "names no target", "sm_90a", kind=KernelError),
+    "target-not-a-name": Case(call(add, t32(), t32(), out(), target=942), "string", "int 942",
+                              kind=KernelError),
     # the kernel's grid and requirements, met by this call
     "grid-rounded-down-to-zero": Case(call(rows_rounded_down, t32(), out()), "0 blocks along y",
                                       "hk.cdiv", kind=KernelError),
     "grid-negative": Case(call(negative_grid, t32(), out()), "-1 blocks along x",
                           kind=KernelError),
-    # (no fix shown yet: lang/trace_kernel.py's _trace_grid words these)
     "grid-of-four-dimensions": Case(call(four_dim_grid, t32(), out()), "1 to 3 block counts",
-                                    kind=KernelError, fix=False),
+                                    "got 4 counts", "fold", kind=KernelError),
     "grid-not-an-int": Case(call(float_grid, t32(), out()), "grid dimension 0", "integer",
-                            "float", kind=KernelError, fix=False),
+                            "float 1.5", "hk.cdiv", kind=KernelError),
+    "grid-not-a-tuple": Case(call(dict_grid, t32(), out()), "1 to 3 block counts", "dict",
+                             "tuple of block counts", kind=KernelError),
+    "grid-count-a-string": Case(call(str_grid, t32(), out()), "grid dimension 1", "str",
+                                kind=KernelError),
     "requirement-raises-attribute-error": Case(call(typo_requirement, t32(), out()),
                                                "'rows'", "AttributeError", "p.<tensor>.rows",
                                                kind=KernelError),

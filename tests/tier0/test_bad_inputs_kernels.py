@@ -490,3 +490,25 @@ def test_requires_reading_an_unknown_name():
     def k(o: hk.Tensor[hk.fp32], *, WIDTH: hk.Constexpr[int] = 16):
         o[0, 0, 0, 0] = hk.zeros(hk.RT(hk.fp32, 16, 16))
     refused(lambda: k.interpret(torch.zeros(1, 1, 16, 16)), "WIDHT", "WIDTH")
+
+
+def test_kernel_defined_without_a_source_file():
+    source = ("def k(a: hk.Tensor[hk.fp32]):\n"
+              "    pass\n")
+    namespace = {"hk": hk}
+    exec(compile(source, "<string>", "exec"), namespace)
+    err = refused(lambda: hk.kernel(**GRID)(namespace["k"]), "source of kernel 'k'",
+                  "not available", "<string>", ".py file")
+    assert "fix:" in str(err)
+
+
+@pytest.mark.parametrize("arch, words", [("nope", ("unknown target 'nope'", "sm_90a")),
+                                         ("GFX942", ("did you mean 'gfx942'",)),
+                                         ("", ("arch=''", "names no target")),
+                                         (942, ("string", "int 942"))],
+                         ids=["unknown", "misspelt", "empty", "int"])
+def test_arch_no_target_is_refused_at_its_decorator(arch, words):
+    def k(a: hk.Tensor[hk.fp32]):
+        pass
+    err = refused(lambda: hk.kernel(**GRID, arch=arch)(k), *words, "fix:")  # not traced
+    assert err.loc is not None and err.loc.line == k.__code__.co_firstlineno
