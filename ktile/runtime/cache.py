@@ -141,12 +141,17 @@ Compiler = Callable[[Path, Path], CompileResult]
 
 
 def run_command(command: list[str], timeout: float | None = None) -> CompileResult:
-    """Run a compiler command; stdout and stderr together are its log."""
+    """Run a compiler command; stdout and stderr together are its log. A command that cannot
+    start is a failed build with the shell's exit status (127: not found, 126: found but not
+    runnable, as a file without execute permission or in no executable format) and the
+    system's reason as its log, so the build reports it as any failed compile."""
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace", timeout=timeout)
     except FileNotFoundError as exc:
         return CompileResult(list(command), 127, f"cannot run {command[0]}: {exc}\n")
+    except OSError as exc:
+        return CompileResult(list(command), 126, f"cannot run {command[0]}: {exc}\n")
     except subprocess.TimeoutExpired as exc:
         output = exc.output.decode() if isinstance(exc.output, bytes) else exc.output or ""
         return CompileResult(list(command), 124, f"{output}\ntimed out after {timeout} s\n")

@@ -442,3 +442,26 @@ def test_outside_ci_a_missing_tool_is_a_warning(ci, tmp_path):
     assert done.returncode == 0
     assert "check-tools: warning: clang-offload-bundler is missing" in done.stderr
     assert "the tests that need them skip" in done.stderr
+
+
+def test_a_bare_nvcc_name_is_looked_up_on_path(tmp_path, monkeypatch, no_cache_env):
+    from ktile.runtime.toolchains.nvcc import find_nvcc
+    fake = tmp_path / "my-nvcc"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("KTILE_NVCC", "my-nvcc")
+    assert find_nvcc() == str(fake)
+    monkeypatch.setenv("KTILE_NVCC", "no-such-nvcc")
+    err = refused(find_nvcc, "KTILE_NVCC=no-such-nvcc", "not an executable file on PATH")
+    assert "KTILE_NVCC" in err.hint
+
+
+def test_a_failed_version_query_shows_its_first_line_only(tmp_path, monkeypatch, no_cache_env):
+    fake = tmp_path / "nvcc"
+    fake.write_text("#!/bin/sh\necho 'first: no licence'\necho 'second line'\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("KTILE_NVCC", str(fake))
+    monkeypatch.setenv("KTILE_CACHE_DIR", str(tmp_path / "cache"))
+    err = refused(lambda: scale.build(target="sm_90a"), "--version failed", "first: no licence")
+    assert "second line" not in str(err)

@@ -209,3 +209,26 @@ def test_concurrent_processes_build_one_key_once(tmp_path, fake, monkeypatch):
     leftovers = [p.name for p in entry.folder.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
     assert os.path.exists(str(entry.folder) + ".lock")
+
+
+@pytest.mark.parametrize("mode, content, reason", [
+    (0o644, "#!/bin/sh\necho hi\n", "Permission denied"),
+    (0o755, "\x7fELF this is no program", "Exec format error"),
+], ids=["not-executable", "no-executable-format"])
+def test_a_compiler_that_cannot_start_is_a_failed_build_with_its_reason(tmp_path, mode, content,
+                                                                       reason):
+    from ktile import targets
+    from ktile.errors import KernelError
+    from ktile.runtime.toolchains.diagnostics import compile_error
+    compiler = tmp_path / "cc"
+    compiler.write_text(content)
+    compiler.chmod(mode)
+    result = run_command([str(compiler), "kernel.cu"])
+    assert result.returncode == 126 and reason in result.log
+    cache = BuildCache(tmp_path / "cache")
+    with pytest.raises(BuildFailed) as info:
+        cache.get_or_build(build_key(**KEY_PARTS), "void k() {}",
+                           lambda source, code: run_command([str(compiler), str(source)]))
+    error = compile_error("nvcc", [], info.value, "k", targets.get("sm_90a"), [])
+    assert isinstance(error, KernelError)
+    assert "exit 126" in str(error) and reason in str(error)

@@ -43,12 +43,15 @@ _INSTANTIATED_AT = re.compile(r"at line (\d+) of \"?(.+?)\"?\s*$")
 
 
 def find_nvcc() -> str:
-    """`KTILE_NVCC`, else nvcc on PATH, else /usr/local/cuda/bin/nvcc."""
+    """`KTILE_NVCC` (a path, or a bare name looked up on PATH), else nvcc on PATH, else
+    /usr/local/cuda/bin/nvcc."""
     named = config.NVCC.get()
     if named:
-        if os.path.isfile(named) and os.access(named, os.X_OK):
-            return named
-        raise KernelError(f"{config.NVCC.name}={named} is not an executable file",
+        found = named if os.path.sep in named else shutil.which(named)
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+        raise KernelError(f"{config.NVCC.name}={named} is not an executable file"
+                          f"{'' if os.path.sep in named else ' on PATH'}",
                           hint=f"point {config.NVCC.name} at nvcc (e.g. {FALLBACK_PATH}), or "
                                f"unset it to use nvcc from PATH")
     found = shutil.which("nvcc") or (FALLBACK_PATH if os.access(FALLBACK_PATH, os.X_OK) else None)
