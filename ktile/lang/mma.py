@@ -15,8 +15,20 @@ def _b():
 
 # ---- MMA -----------------------------------------------------------------------------------
 
-def mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
-    """acc + op(a)·op(b) in fp32. variant AB, ABt, AtB or AtBt (t: that operand transposed)."""
+def mma(a, b, acc, variant: str = "AB", *, into=None) -> Tile:
+    """acc + op(a)·op(b) in fp32. variant AB, ABt, AtB or AtBt (t: that operand transposed).
+    hk-dsl's order is told apart by a str first: `hk.mma("mma_ABt", a, b, acc, into=acc)`.
+    The result is a new tile; `into=x` checks it fits x and the rewrite rebinds x to it."""
+    from .hk_methods import landed
+    if isinstance(a, str):  # hk-dsl: (variant, a, b, acc)
+        a, b, acc, variant = b, acc, variant, a.removeprefix("mma_")
+        if isinstance(acc, str):
+            raise tracer.error("hk.mma(variant, a, b, acc) needs the accumulator acc", op="mma",
+                               hint='hk.mma("mma_ABt", a, b, acc, into=acc)')
+    return landed(_mma(a, b, acc, variant), into)
+
+
+def _mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
     if variant not in MMA_VARIANTS:
         raise tracer.error(f"unknown MMA variant {variant!r}", op="mma",
                            hint=f"use one of {', '.join(MMA_VARIANTS)}")

@@ -115,9 +115,58 @@ def _body_fn(fname: str, params: list[str], names: tuple[str, ...], body: list[a
                            returns=None, type_params=[])
 
 
+def _rebound_by(call: ast.expr) -> list[str]:
+    """Names an hk-dsl in-place call updates: the receiver of `t.exp_()` / `t.fill_(v)` (a
+    method ending in one `_`) and the name given as `into=`. Tiles are SSA values here, so the
+    call returns the new value and the statement rebinds these names to it."""
+    if not isinstance(call, ast.Call):
+        return []
+    names = [kw.value.id for kw in call.keywords
+             if kw.arg == "into" and isinstance(kw.value, ast.Name)]
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+            f.attr.endswith("_") and not f.attr.endswith("__") and not f.attr.startswith("_"):
+        names.append(f.value.id)
+    return [n for i, n in enumerate(names) if n not in names[:i]]
+
+
+def _into_target(call: ast.expr) -> ast.expr | None:
+    """The `into=` expression of a call when it is not a plain name (refused: the rewrite can
+    rebind only names)."""
+    if not isinstance(call, ast.Call):
+        return None
+    return next((kw.value for kw in call.keywords
+                 if kw.arg == "into" and not isinstance(kw.value, ast.Name)), None)
+
+
 class ControlFlowRewriter(ast.NodeTransformer):
     def __init__(self, filename: str):
         self.filename = filename
+
+    def visit_Expr(self, node: ast.Expr):
+        """`t.exp_()`, `hk.mma(..., into=acc)` as statements become `t = t.exp_()`, `acc =
+        hk.mma(..., into=acc)`: hk's in-place updates as rebinding (see `_rebound_by`)."""
+        self._check_into(node.value)
+        names = _rebound_by(node.value)
+        if not names:
+            return node
+        return ast.copy_location(ast.Assign(targets=[_name(n, ast.Store()) for n in names],
+                                            value=node.value), node)
+
+    def visit_Assign(self, node: ast.Assign):
+        """`y = t.exp_()` also rebinds t."""
+        self._check_into(node.value)
+        names = [n for n in _rebound_by(node.value)
+                 if not any(isinstance(t, ast.Name) and t.id == n for t in node.targets)]
+        node.targets = [*node.targets, *(_name(n, ast.Store()) for n in names)]
+        return node
+
+    def _check_into(self, value: ast.expr) -> None:
+        target = _into_target(value)
+        if target is not None:
+            self._fail(value, "into= names a variable in ktile (it rebinds that name)",
+                       hint="assign the value to a name first, or drop into= and assign the "
+                            "result")
 
     def _fail(self, node: ast.AST, message: str, hint: str | None = None):
         raise KernelError(message, loc=SourceLoc(self.filename, node.lineno), hint=hint)
@@ -135,8 +184,9 @@ class ControlFlowRewriter(ast.NodeTransformer):
             return node
         if not isinstance(node.target, ast.Name):
             self._fail(node, "a range loop's variable must be a single name")
-        if node.iter.keywords:
-            self._fail(node, "range() takes positional arguments only")
+        if any(kw.arg != "unroll" or not forced for kw in node.iter.keywords):
+            self._fail(node, "range() takes positional arguments only (hk.range also unroll=)")
+        node.iter.keywords = []  # hk's unroll= is a hint: the C++ compiler unrolls itself
         names = assigned_names(node.body, exclude=(node.target.id,))
         fname = f"__kt_for_body_{next(_counter)}"
         fn = _body_fn(fname, [node.target.id], names, node.body)

@@ -9,6 +9,7 @@ from ..dtypes import DType
 from ..ir import emit
 from ..ir import types as irt
 from . import tracer
+from .hk_methods import TileMethods, VecMethods, landed
 from .types import RT, as_dtype
 from .values import (ARITHMETIC_OPERATORS, COMPARISON_OPERATORS, Scalar, Value, _b,
                      _is_numpy_number, define_operators, describe)
@@ -72,19 +73,19 @@ class _Elementwise(Value):
             raise tracer.error("`~` applies to a mask (a comparison result)")
         return self._wrap(_b().unary("not", self.v))
 
-    def to(self, dtype: DType):
+    def to(self, dtype: DType, *, into=None):
         """This value converted to `dtype` (rounded as the target rounds)."""
         dt = as_dtype(dtype, "to()")
         if dt == self.dtype:
-            return self
-        return self._wrap(_b().cast(self.v, self._retyped(dt)))
+            return landed(self, into)
+        return landed(self._wrap(_b().cast(self.v, self._retyped(dt))), into)
 
 
 define_operators(_Elementwise, {**ARITHMETIC_OPERATORS, **COMPARISON_OPERATORS, "pow": "pow", "and": "and",
                                  "or": "or"}, reflected=("add", "sub", "mul", "truediv"))
 
 
-class Tile(_Elementwise):
+class Tile(_Elementwise, TileMethods):
     """A register tile held by one warp."""
     kind = "register tile"
 
@@ -159,7 +160,7 @@ class Tile(_Elementwise):
     def col_min(self): return reduce_tile(self, "min", "col")
 
 
-class Vec(_Elementwise):
+class Vec(_Elementwise, VecMethods):
     """A register vector: one value per tile row (axis "row") or column (axis "col")."""
     kind = "register vector"
 
