@@ -1,12 +1,7 @@
-// ktile / NVIDIA Hopper: what each elementwise function computes on one element — the meaning
-// the interpreter gives it (ktile/interpret/ops_elementwise.py).
-//
-// An op runs in one domain, chosen from its operands and result as the interpreter chooses:
-//   floating  float32 math (every 16-/8-bit float widened exactly), rounded once to the result;
-//   integer   int64 math, wrapped to the result's width (wrap_to);
-//   logical   bool and / or / not.
-// Comparisons run in floating when either operand is a float, else in integer. No fast-math:
-// division, sqrt and 1/sqrt are IEEE; exp, log, sin... are CUDA's full-precision functions.
+// ktile / NVIDIA Hopper: the math shim under the elementwise functors
+// (ktile/common/elementwise_ops.hpp, the same on every vendor): CUDA's full-precision functions
+// (no fast-math: division, sqrt and 1/sqrt are IEEE), the NaN-propagating max / min
+// instructions, and the functors' qualifiers (device only: max_nan is inline PTX).
 #pragma once
 
 #include <cmath>
@@ -14,149 +9,40 @@
 #include "ktile/common/scalar_ops.hpp"
 #include "ktile/nvidia/hopper/scalars.hpp"
 
-namespace kt {
-namespace detail {
+#define KT_ELEMENT_FN __device__ __forceinline__
 
-enum class domain { floating, integer, logical };
+namespace kt::detail::math {
+
+KT_ELEMENT_FN float exp_f(float x) { return ::expf(x); }
+KT_ELEMENT_FN float exp2_f(float x) { return ::exp2f(x); }
+KT_ELEMENT_FN float log_f(float x) { return ::logf(x); }
+KT_ELEMENT_FN float log2_f(float x) { return ::log2f(x); }
+KT_ELEMENT_FN float sqrt_f(float x) { return ::sqrtf(x); }
+KT_ELEMENT_FN float sin_f(float x) { return ::sinf(x); }
+KT_ELEMENT_FN float cos_f(float x) { return ::cosf(x); }
+KT_ELEMENT_FN float tanh_f(float x) { return ::tanhf(x); }
+KT_ELEMENT_FN float pow_f(float x, float y) { return ::powf(x, y); }
+KT_ELEMENT_FN float abs_f(float x) { return ::fabsf(x); }
+KT_ELEMENT_FN double erf_d(double x) { return ::erf(x); }
+
+// gelu, the exact erf form: erf evaluated in double and rounded once, as the reference does.
+KT_ELEMENT_FN float gelu_f(float x) {
+  const float e = static_cast<float>(erf_d(static_cast<double>(x) * 0.70710678118654752440));
+  return 0.5f * x * (1.0f + e);
+}
 
 // NaN-propagating max / min on the hardware's own instruction.
-__device__ __forceinline__ float max_nan(float a, float b) {
+KT_ELEMENT_FN float max_nan(float a, float b) {
   float r;
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
-__device__ __forceinline__ float min_nan(float a, float b) {
+KT_ELEMENT_FN float min_nan(float a, float b) {
   float r;
   asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
 
-__device__ __forceinline__ float sigmoid_f(float x) { return 1.0f / (1.0f + ::expf(-x)); }
+}  // namespace kt::detail::math
 
-// gelu, the exact erf form: erf evaluated in double and rounded once, as the reference does.
-__device__ __forceinline__ float gelu_f(float x) {
-  float e = static_cast<float>(::erf(static_cast<double>(x) * 0.70710678118654752440));
-  return 0.5f * x * (1.0f + e);
-}
-
-// ---- unary functions ----------------------------------------------------------------------------
-// Float-only functions; integer tiles take only neg, abs and relu (the frontend refuses others).
-#define KT_FLOAT_UNARY(NAME, EXPR)                                                   \
-  struct NAME##_op {                                                                 \
-    static constexpr bool has_int = false;                                           \
-    __device__ __forceinline__ static float floating(float x) { return EXPR; }       \
-    __device__ __forceinline__ static int64_t integer(int64_t x) { return x; }       \
-  };
-KT_FLOAT_UNARY(exp, ::expf(x))
-KT_FLOAT_UNARY(exp2, ::exp2f(x))
-KT_FLOAT_UNARY(log, ::logf(x))
-KT_FLOAT_UNARY(log2, ::log2f(x))
-KT_FLOAT_UNARY(sqrt, ::sqrtf(x))
-KT_FLOAT_UNARY(rsqrt, 1.0f / ::sqrtf(x))   // two IEEE roundings, as the reference's 1/sqrt
-KT_FLOAT_UNARY(silu, x * sigmoid_f(x))
-KT_FLOAT_UNARY(gelu, gelu_f(x))
-KT_FLOAT_UNARY(sin, ::sinf(x))
-KT_FLOAT_UNARY(cos, ::cosf(x))
-KT_FLOAT_UNARY(tanh, ::tanhf(x))
-KT_FLOAT_UNARY(sigmoid, sigmoid_f(x))
-KT_FLOAT_UNARY(recip, 1.0f / x)
-#undef KT_FLOAT_UNARY
-
-struct neg_op {
-  static constexpr bool has_int = true;
-  __device__ __forceinline__ static float floating(float x) { return -x; }
-  __device__ __forceinline__ static int64_t integer(int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }
-};
-struct abs_op {
-  static constexpr bool has_int = true;
-  __device__ __forceinline__ static float floating(float x) { return ::fabsf(x); }
-  __device__ __forceinline__ static int64_t integer(int64_t x) { return x < 0 ? neg_op::integer(x) : x; }
-};
-struct relu_op {
-  static constexpr bool has_int = true;
-  __device__ __forceinline__ static float floating(float x) { return max_nan(x, 0.0f); }   // relu(NaN) is NaN
-  __device__ __forceinline__ static int64_t integer(int64_t x) { return x < 0 ? 0 : x; }
-};
-
-struct logical_not_op {};
-
-// ---- binary functions ---------------------------------------------------------------------------
-struct add_op { __device__ static float floating(float a, float b) { return a + b; }
-                __device__ static int64_t integer(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); } };
-struct sub_op { __device__ static float floating(float a, float b) { return a - b; }
-                __device__ static int64_t integer(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); } };
-struct mul_op { __device__ static float floating(float a, float b) { return a * b; }
-                __device__ static int64_t integer(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); } };
-struct div_op { __device__ static float floating(float a, float b) { return a / b; }
-                // C++ truncating division; a zero divisor gives 0 rather than a trap
-                __device__ static int64_t integer(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; } };
-struct max_op { __device__ static float floating(float a, float b) { return max_nan(a, b); }
-                __device__ static int64_t integer(int64_t a, int64_t b) { return a < b ? b : a; } };
-struct min_op { __device__ static float floating(float a, float b) { return min_nan(a, b); }
-                __device__ static int64_t integer(int64_t a, int64_t b) { return a < b ? a : b; } };
-struct pow_op { static constexpr bool always_float = true;
-                __device__ static float floating(float a, float b) { return ::powf(a, b); }
-                __device__ static int64_t integer(int64_t a, int64_t) { return a; } };
-struct and_op { __device__ static int64_t integer(int64_t a, int64_t b) { return a & b; }
-                __device__ static bool logical(bool a, bool b) { return a && b; } };
-struct or_op  { __device__ static int64_t integer(int64_t a, int64_t b) { return a | b; }
-                __device__ static bool logical(bool a, bool b) { return a || b; } };
-
-template <class Op> struct is_comparison : std::false_type {};
-#define KT_COMPARE_OP(NAME, OP)                                                                  \
-  struct NAME##_op { template <class V> __device__ static bool compare(V a, V b) { return a OP b; } }; \
-  template <> struct is_comparison<NAME##_op> : std::true_type {};
-KT_COMPARE_OP(eq, ==)
-KT_COMPARE_OP(ne, !=)
-KT_COMPARE_OP(lt, <)
-KT_COMPARE_OP(le, <=)
-KT_COMPARE_OP(gt, >)
-KT_COMPARE_OP(ge, >=)
-#undef KT_COMPARE_OP
-
-template <class Op, class = void> struct is_always_float : std::false_type {};
-template <class Op> struct is_always_float<Op, std::void_t<decltype(Op::always_float)>> : std::true_type {};
-template <class Op, class = void> struct has_logical : std::false_type {};
-template <class Op> struct has_logical<Op, std::void_t<decltype(&Op::logical)>> : std::true_type {};
-
-// The domain a binary op runs in (the interpreter's `_binary_plan`).
-template <class Op, class D, class X, class Y>
-__host__ __device__ constexpr domain binary_domain() {
-  constexpr bool any_float = is_float_elem<X>::value || is_float_elem<Y>::value;
-  if constexpr (is_comparison<Op>::value) return any_float ? domain::floating : domain::integer;
-  else if constexpr (has_logical<Op>::value && is_bool_elem<D>::value) return domain::logical;
-  else if constexpr (is_always_float<Op>::value || is_float_elem<D>::value) return domain::floating;
-  else return domain::integer;
-}
-
-// One element of `x op y`, rounded to D.
-template <class Op, class D, class X, class Y>
-__device__ __forceinline__ D apply_binary(X x, Y y) {
-  constexpr domain dom = binary_domain<Op, D, X, Y>();
-  if constexpr (is_comparison<Op>::value) {
-    if constexpr (dom == domain::floating) return Op::compare(as_float(x), as_float(y));
-    else return Op::compare(as_int(x), as_int(y));
-  } else if constexpr (dom == domain::logical) {
-    return Op::logical(as_bool(x), as_bool(y));
-  } else if constexpr (dom == domain::floating) {
-    return cast_to<D>(Op::floating(as_float(x), as_float(y)));   // pow of integers truncates
-  } else {
-    return wrap_to<D>(Op::integer(as_int(x), as_int(y)));
-  }
-}
-
-// One element of `op x`, rounded to D (the result type is x's).
-template <class Op, class D, class X>
-__device__ __forceinline__ D apply_unary(X x) {
-  if constexpr (std::is_same<Op, logical_not_op>::value) {
-    return !as_bool(x);
-  } else if constexpr (is_float_elem<D>::value) {
-    return round_float<D>(Op::floating(as_float(x)));
-  } else {
-    static_assert(Op::has_int, "kt: this function needs a float tile (only neg, abs and relu apply to integers)");
-    return wrap_to<D>(Op::integer(as_int(x)));
-  }
-}
-
-}  // namespace detail
-}  // namespace kt
+#include "ktile/common/elementwise_ops.hpp"

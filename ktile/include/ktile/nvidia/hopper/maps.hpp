@@ -107,27 +107,6 @@ template <class Op, class D, class X, class Y> __device__ __forceinline__ void m
 
 }  // namespace detail
 
-// ---- kt.unary ---------------------------------------------------------------------------------
-#define KT_UNARY(NAME, OP) \
-  template <class D, class X> __device__ __forceinline__ void NAME(D& dst, const X& x) { detail::map_unary<detail::OP>(dst, x); }
-KT_UNARY(neg, neg_op) KT_UNARY(exp, exp_op) KT_UNARY(exp2, exp2_op) KT_UNARY(log, log_op)
-KT_UNARY(log2, log2_op) KT_UNARY(sqrt, sqrt_op) KT_UNARY(rsqrt, rsqrt_op) KT_UNARY(silu, silu_op)
-KT_UNARY(gelu, gelu_op) KT_UNARY(relu, relu_op) KT_UNARY(abs, abs_op) KT_UNARY(sin, sin_op)
-KT_UNARY(cos, cos_op) KT_UNARY(tanh, tanh_op) KT_UNARY(sigmoid, sigmoid_op) KT_UNARY(recip, recip_op)
-KT_UNARY(logical_not, logical_not_op)
-#undef KT_UNARY
-
-// ---- kt.binary --------------------------------------------------------------------------------
-#define KT_BINARY(NAME, OP)                                                                  \
-  template <class D, class X, class Y>                                                       \
-  __device__ __forceinline__ void NAME(D& dst, const X& x, const Y& y) { detail::map_binary<detail::OP>(dst, x, y); }
-KT_BINARY(add, add_op) KT_BINARY(sub, sub_op) KT_BINARY(mul, mul_op) KT_BINARY(div, div_op)
-KT_BINARY(max, max_op) KT_BINARY(min, min_op) KT_BINARY(pow, pow_op)
-KT_BINARY(eq, eq_op) KT_BINARY(ne, ne_op) KT_BINARY(lt, lt_op) KT_BINARY(le, le_op)
-KT_BINARY(gt, gt_op) KT_BINARY(ge, ge_op)
-KT_BINARY(bitwise_and, and_op) KT_BINARY(bitwise_or, or_op)
-#undef KT_BINARY
-
 // ---- kt.select, kt.cast -----------------------------------------------------------------------
 template <class D, class C, class X, class Y>
 __device__ __forceinline__ void select(D& dst, const C& cond, const X& x, const Y& y) {
@@ -189,3 +168,5 @@ __device__ __forceinline__ void causal_mask(D& dst, const X& x, index_t row0, in
 }
 
 }  // namespace kt
+
+#include "ktile/common/elementwise_maps.hpp"   // kt::exp, kt::add, ...: a map per function
