@@ -19,7 +19,7 @@ float32, float16, bfloat16, int32, int8 = fp32, fp16, bf16, i32, i8
 
 # name -> module that defines it; loaded on first use (PEP 562)
 _LAZY = {name: "ktile.lang.builtins" for name in (
-    "tile_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota",
+    "tile_coord", "elem_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota",
     *_elementwise.BY_HK_NAME, "where", "cast", "row_sum", "row_max", "row_min",
     "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
     "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",

@@ -20,18 +20,24 @@ from .names import ARRIVALS, tensor_map_name
 DONT_WAIT = -1  # a count of -1: this wait leaves that counter alone
 
 
-def coord(e: Emitter, values) -> str:
-    return f"kt::coord{{{e.names(values)}}}"
+# The C++ aggregate of each coordinate unit (include/ktile/common/tags.hpp): the headers'
+# loads, stores and copies take either and find the tile's first element with kt::origin_of.
+COORD_TYPES = {"tile": "kt::coord", "element": "kt::elem_coord"}
+
+
+def coord(e: Emitter, op) -> str:
+    """The coordinates of a kt.load / kt.store / kt.copy_async, in their unit."""
+    return f"{COORD_TYPES[kt.coord_unit(op)]}{{{e.names(op.coords)}}}"
 
 
 def lower_load(e: Emitter, op: kt.LoadOp) -> None:
     pad = float_literal(op.prop_float("pad"))
-    where = f"{e.name(op.src)}, {coord(e, op.coords)}"
+    where = f"{e.name(op.src)}, {coord(e, op)}"
     e.define_by_call(op, op.result, f"kt::load({e.name(op.result)}, {where}, {pad})")
 
 
 def lower_store(e: Emitter, op: kt.StoreOp) -> None:
-    e.statement(op, f"kt::store({e.name(op.dst)}, {e.name(op.value)}, {coord(e, op.coords)});")
+    e.statement(op, f"kt::store({e.name(op.dst)}, {e.name(op.value)}, {coord(e, op)});")
 
 
 def lower_gather(e: Emitter, op: kt.GatherOp) -> None:
@@ -60,7 +66,7 @@ def lower_alloc(e: Emitter, op: kt.AllocOp) -> None:
 def lower_copy_async(e: Emitter, op: kt.CopyAsyncOp) -> None:
     """A TMA copy (lds-alloc gave it an mbarrier slot, tensor-maps a map):
     `kt::copy_async<slot>(..., kt_arrivals, kt_mapN)`; any other copy: `kt::copy_async(...)`."""
-    args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op.coords)}"
+    args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op)}"
     slot, tensor_map = op.prop_int("arrival"), op.prop_int("map")
     if slot is None:
         e.statement(op, f"kt::copy_async({args});")

@@ -3,7 +3,8 @@ copies, shared loads, waits and barriers.
 
 Coordinates are in tile units: an R×C tile at (b, d, r, c) is rows [r·R, r·R+R) and columns
 [c·C, c·C+C) of g[b, d]; a vector of length L at (b, d, r, c) is row r (in elements),
-columns [c·L, c·L+L). A shared load's (row, col) counts sub-tiles of its result the same way.
+columns [c·L, c·L+L). With `unit = "element"` (kt.coord_scale) they are rows [r, r+R) and
+columns [c, c+C). A shared load's (row, col) counts sub-tiles of its result the same way.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def _extent(ty) -> tuple[int, int, int, int]:
 def _load(op: kt.LoadOp, c):
     g, o = c.slot(op.src), c.slot(op.result)
     b, d, row, col = c.slots_of(op.coords)
-    rows, cols, rs, cs = _extent(op.result.type)
+    rows, cols, _, _ = _extent(op.result.type)
+    rs, cs = kt.coord_scale(op, op.result.type)
     pad = constant_array((), op.prop_float("pad"), op.result.type.dtype)[()]
     vector = isinstance(op.result.type, RegVecType)
 
@@ -39,7 +41,7 @@ def _load(op: kt.LoadOp, c):
 def _store(op: kt.StoreOp, c):
     g, v = c.slot(op.dst), c.slot(op.value)
     b, d, row, col = c.slots_of(op.coords)
-    _, _, rs, cs = _extent(op.value.type)
+    rs, cs = kt.coord_scale(op, op.value.type)
     vector = isinstance(op.value.type, RegVecType)
     global_dt = op.dst.type.dtype
     rnd = None if op.value.type.dtype == global_dt else global_dt.round
@@ -89,7 +91,8 @@ def _alloc(op: kt.AllocOp, c):
 def _copy_async(op: kt.CopyAsyncOp, c):
     g, dst = c.slot(op.src), c.slot(op.dst)
     b, d, row, col = c.slots_of(op.coords)
-    rows, cols, rs, cs = _extent(op.dst.type)
+    rows, cols, _, _ = _extent(op.dst.type)
+    rs, cs = kt.coord_scale(op, op.dst.type)
     slices = [warp_rows(i, c.warps, rows) for i in range(c.warps)]
     slot = tensor_copy_slot(op)
 

@@ -139,11 +139,13 @@ class Builder:
 
     # ---- memory --------------------------------------------------------------------------
 
-    def load(self, g: SSAValue, coords: Sequence[SSAValue], ty: Attribute, pad: float) -> SSAValue:
-        return self.insert(kt.LoadOp(g, coords, ty, pad)).result
+    def load(self, g: SSAValue, coords: Sequence[SSAValue], ty: Attribute, pad: float,
+             unit: str = "tile") -> SSAValue:
+        return self.insert(kt.LoadOp(g, coords, ty, pad, unit)).result
 
-    def store(self, g: SSAValue, coords: Sequence[SSAValue], value: SSAValue) -> None:
-        self.insert(kt.StoreOp(g, coords, value))
+    def store(self, g: SSAValue, coords: Sequence[SSAValue], value: SSAValue,
+              unit: str = "tile") -> None:
+        self.insert(kt.StoreOp(g, coords, value, unit))
 
     def gather(self, g, batch, depth, rows, col, ty) -> SSAValue:
         return self.insert(kt.GatherOp(g, batch, depth, rows, col, ty)).result
@@ -154,8 +156,9 @@ class Builder:
     def alloc(self, ty: Attribute) -> SSAValue:
         return self.insert(kt.AllocOp(ty)).result
 
-    def copy_async(self, g: SSAValue, coords: Sequence[SSAValue], dst: SSAValue) -> None:
-        self.insert(kt.CopyAsyncOp(g, coords, dst))
+    def copy_async(self, g: SSAValue, coords: Sequence[SSAValue], dst: SSAValue,
+                   unit: str = "tile") -> None:
+        self.insert(kt.CopyAsyncOp(g, coords, dst, unit))
 
     def lds_load(self, src: SSAValue, row: SSAValue, col: SSAValue, ty: Attribute) -> SSAValue:
         return self.insert(kt.LdsLoadOp(src, row, col, ty)).result

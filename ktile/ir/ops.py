@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (ArrayAttr, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType,
                                    StringAttr, i64)
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def,
                        opt_prop_def, prop_def, result_def, traits_def, var_operand_def)
 from xdsl.traits import Pure
@@ -114,23 +114,55 @@ class ExtentOp(KtOp):
 
 # ---- global memory -------------------------------------------------------------------------
 
+# The units of a global access's coordinates (`unit`; absent: "tile"). In tiles, an R×C tile
+# at (b, d, r, c) starts at element row r·R, column c·C (a vector of length L: row r, column
+# c·L); in elements it starts at row r, column c. Batch and depth count planes either way.
+COORD_UNITS = ("tile", "element")
+
+
+def _unit_props(unit: str) -> dict[str, Attribute]:
+    """The `unit` property: tile coordinates (the default) leave it out, so the IR of every
+    kernel that uses only tile coordinates reads as it always has."""
+    return {} if unit == "tile" else {"unit": _str(unit)}
+
+
+def coord_unit(op: Operation) -> str:
+    """The units of a kt.load / kt.store / kt.copy_async's coordinates: "tile" or "element"."""
+    attr = op.properties.get("unit")
+    return "tile" if attr is None else attr.data  # type: ignore[attr-defined]
+
+
+def coord_scale(op: Operation, ty: Attribute) -> tuple[int, int]:
+    """What an access's (row, col) coordinates are multiplied by to give the element where
+    its tile or vector of type `ty` starts."""
+    if coord_unit(op) == "element":
+        return 1, 1
+    if isinstance(ty, (RegVecType, SharedVecType)):
+        return 1, ty.length.data  # type: ignore[attr-defined]
+    return ty.rows.data, ty.cols.data  # type: ignore[attr-defined]
+
+
 @irdl_op_definition
 class LoadOp(KtOp):
     """Global → register. Tile coordinates (batch, depth, row tile, col tile); a vector reads
-    row `row` (in elements) and column tile `col`. Elements outside the global read `pad`."""
+    row `row` (in elements) and column tile `col`. With `unit = "element"` the coordinates
+    are elements: the tile or vector starts at row `row`, column `col` (`coord_scale`).
+    Elements outside the global read `pad`."""
     name = "kt.load"
     src = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     pad = prop_def(FloatAttr)
+    unit = opt_prop_def(StringAttr)
     result = result_def()
 
     def __init__(self, src: SSAValue, coords: Sequence[SSAValue], result_type: Attribute,
-                 pad: float = 0.0):
-        super().__init__(operands=[src, list(coords)], properties={"pad": _float(pad)},
+                 pad: float = 0.0, unit: str = "tile"):
+        super().__init__(operands=[src, list(coords)],
+                         properties={"pad": _float(pad), **_unit_props(unit)},
                          result_types=[result_type])
 
     def verify_(self) -> None:
-        check.check_coords(self, self.coords)
+        check.check_coords(self, self.coords, self.unit)
         check.check_register(self, "the result", self.result.type)
         check.check_same_element(self, ("the global", self.src.type),
                                  ("the result", self.result.type),
@@ -139,17 +171,20 @@ class LoadOp(KtOp):
 
 @irdl_op_definition
 class StoreOp(KtOp):
-    """Register → global; elements outside the global are not written."""
+    """Register → global, at coordinates as kt.load's (`unit` too); elements outside the
+    global are not written."""
     name = "kt.store"
     dst = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     value = operand_def()
+    unit = opt_prop_def(StringAttr)
 
-    def __init__(self, dst: SSAValue, coords: Sequence[SSAValue], value: SSAValue):
-        super().__init__(operands=[dst, list(coords), value])
+    def __init__(self, dst: SSAValue, coords: Sequence[SSAValue], value: SSAValue,
+                 unit: str = "tile"):
+        super().__init__(operands=[dst, list(coords), value], properties=_unit_props(unit))
 
     def verify_(self) -> None:
-        check.check_coords(self, self.coords)
+        check.check_coords(self, self.coords, self.unit)
         check.check_register(self, "the stored value", self.value.type)
         check.check_same_element(self, ("the stored value", self.value.type),
                                  ("the global", self.dst.type),
@@ -221,19 +256,22 @@ class CopyAsyncOp(KtOp):
     """Global → shared, by every warp of the block together, asynchronously: the data is
     there only after a `kt.wait_for` naming `dst` (counter "vm"). A TMA copy (sm_90a) has
     `map`, the kernel's tensor map it uses (tensor-maps), and `arrival`, its tile's mbarrier
-    slot (lds-alloc): it completes on that mbarrier, not on the counter."""
+    slot (lds-alloc): it completes on that mbarrier, not on the counter. Coordinates as
+    kt.load's (`unit` too)."""
     name = "kt.copy_async"
     src = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     dst = operand_def()
     arrival = opt_prop_def(IntegerAttr)
     map = opt_prop_def(IntegerAttr)
+    unit = opt_prop_def(StringAttr)
 
-    def __init__(self, src: SSAValue, coords: Sequence[SSAValue], dst: SSAValue):
-        super().__init__(operands=[src, list(coords), dst])
+    def __init__(self, src: SSAValue, coords: Sequence[SSAValue], dst: SSAValue,
+                 unit: str = "tile"):
+        super().__init__(operands=[src, list(coords), dst], properties=_unit_props(unit))
 
     def verify_(self) -> None:
-        check.check_coords(self, self.coords)
+        check.check_coords(self, self.coords, self.unit)
         check.check_shared(self, "the destination", self.dst.type)
         check.check_same_element(self, ("the global", self.src.type),
                                  ("the destination", self.dst.type), "a copy does not convert")

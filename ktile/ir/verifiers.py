@@ -89,9 +89,16 @@ def check_dim(op: Operation, dim: int, meanings: Sequence[str]) -> None:
         raise IRError(op, f"dim {dim} is not one of {names}")
 
 
-def check_coords(op: Operation, coords: Sequence[SSAValue]) -> None:
+def check_coords(op: Operation, coords: Sequence[SSAValue], unit: Attribute | None = None) -> None:
+    """Four coordinates (batch, depth, row, col), in tiles or, with `unit = "element"`, in
+    elements; a unit other than those two is no coordinate form the lowerings know."""
+    word = "tile" if unit is None else getattr(unit, "data", None)
+    if word not in ("tile", "element"):
+        raise IRError(op, f"unit {unit} is not a coordinate unit: \"tile\" (the default) or "
+                          f"\"element\"")
     if len(coords) != 4:
-        raise IRError(op, f"takes 4 tile coordinates (batch, depth, row, col), got {len(coords)}")
+        raise IRError(op, f"takes 4 {word} coordinates (batch, depth, row, col), got "
+                          f"{len(coords)}")
 
 
 def check_register(op: Operation, what: str, ty: Attribute) -> None:

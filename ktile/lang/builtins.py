@@ -27,6 +27,14 @@ def tile_coord(batch, depth, row, col) -> Coord:
     return Coord((batch, depth, row, col))
 
 
+def elem_coord(batch, depth, row, col) -> Coord:
+    """The tile whose first element is (batch, depth, row, col) of a 4-D global: an R×C tile
+    at elem_coord(b, d, r, c) is rows [r, r+R), columns [c, c+C) of g[b, d], for any r and c
+    (hk-dsl's `g.at[...]`); elements past the global's edge read the pad / are not written,
+    as for tile coordinates."""
+    return Coord((batch, depth, row, col), unit="element")
+
+
 def cdiv(a, b):
     """Ceiling division; Python ints stay Python ints."""
     if isinstance(a, int) and isinstance(b, int):

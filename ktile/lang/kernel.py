@@ -96,7 +96,8 @@ def check_register_shapes(module) -> None:
 
 
 class Kernel:
-    def __init__(self, fn: Callable, grid: Callable | None, warps: int, arch: str | None,
+    def __init__(self, fn: Callable, grid: Callable | None, warps: int | str | dict,
+                 arch: str | None,
                  requires: Sequence[tuple[Callable, str]] = ()):
         self.fn = fn
         self.name = fn.__name__
@@ -124,9 +125,8 @@ class Kernel:
         if not callable(self.grid) and not isinstance(self.grid, tuple):
             raise KernelError(f"grid must be a function of the parameters or a tuple, got "
                               f"{type(self.grid).__name__}", loc=self.def_loc, kernel=self.name)
-        if not isinstance(self.warps, int) or isinstance(self.warps, bool) or self.warps <= 0:
-            raise KernelError(f"warps must be a positive int, got {self.warps!r}",
-                              loc=self.def_loc, kernel=self.name)
+        from .warps import check_spec
+        check_spec(self)
         if callable(self.grid) and not _takes_one_argument(self.grid):
             raise KernelError("grid must be a function of one argument, the call's parameters",
                               loc=self.def_loc, kernel=self.name,
@@ -188,12 +188,14 @@ class Kernel:
         from .. import targets
         tgt = targets.get(self.target_name(target))
         values = self.resolve_constants(constants)
+        from .warps import warps_for
+        warps = warps_for(self, tgt, values)
         key = (self._source_hash, tgt.name, tuple(sorted((k, repr(v)) for k, v in values.items())),
-               tensor_copies)
+               tensor_copies, warps)
         cached = self._traces.get(key)
         if cached is None:
             from .trace_kernel import trace_kernel
-            cached = trace_kernel(self, tgt, values, tensor_copies=tensor_copies)
+            cached = trace_kernel(self, tgt, values, tensor_copies=tensor_copies, warps=warps)
             for message in cached.warnings:
                 warnings.warn(message, KernelWarning, stacklevel=3)
             self._traces[key] = cached
@@ -394,9 +396,11 @@ def _parameter_lines(fn: Callable, loc: SourceLoc) -> dict[str, SourceLoc]:
     return {arg.arg: SourceLoc(loc.file, first + arg.lineno - 1) for arg in every}
 
 
-def kernel(fn: Callable | None = None, *, grid=None, warps: int = 1, arch: str | None = None,
-           requires: Sequence[tuple[Callable, str]] = ()):
-    """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`. `requires`: the
+def kernel(fn: Callable | None = None, *, grid=None, warps: int | str | dict = 1,
+           arch: str | None = None, requires: Sequence[tuple[Callable, str]] = ()):
+    """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`. `warps`: an int,
+    the name of an int constant each call sets (`warps="WARPS"`), or a dict per target
+    (`{"gfx942": 4, "default": 8}`; see `ktile.lang.warps`). `requires`: the
     call's preconditions, (predicate, message) pairs; a predicate reads `p` as the grid
     function does (`p.x.cols`, `p.WIDTH`) and a call that fails one is refused before it runs,
     on every backend."""

@@ -11,19 +11,44 @@ from .values import Scalar, Value, _b, as_index, describe
 
 
 class Coord:
-    """A tile coordinate (batch, depth, row tile, col tile)."""
+    """Where a tile or vector of a 4-D global sits: (batch, depth, row, col) in `unit`s.
+    "tile" (hk.tile_coord, `g.tile[...]`): row and col count whole tiles of the shape loaded
+    or stored (a vector's row counts elements). "element" (hk.elem_coord, `g.at[...]`): the
+    tile starts at element (row, col), any offset, ragged edges masked as for tiles."""
 
-    def __init__(self, parts):
+    def __init__(self, parts, unit: str = "tile"):
         self.parts = tuple(parts)
+        self.unit = unit
         if len(self.parts) != 4:
-            raise tracer.error(f"a tile coordinate has 4 parts (batch, depth, row, col), got "
-                               f"{len(self.parts)}", hint="use hk.tile_coord(b, d, r, c)")
+            raise tracer.error(f"a{'n' if unit == 'element' else ''} {unit} coordinate has 4 "
+                               f"parts (batch, depth, row, col), got {len(self.parts)}",
+                               hint=f"use {self.spelling}(b, d, r, c)")
+        self._check_parts()
         self._scalars: list[Scalar] | None = None
+
+    def _check_parts(self) -> None:
+        """Refuse a part that is no integer where the coordinate is written (the call's own
+        line), not where it is first loaded from, which may be lines later. The parts become
+        IR only at that first use, so a kernel's IR does not depend on where it made them."""
+        for part, name in zip(self.parts, ("batch", "depth", "row", "col")):
+            if isinstance(part, Scalar) and not part.is_float:
+                continue
+            if isinstance(part, int) or _is_numpy_int(part):
+                continue
+            what = f"{self.spelling[3:]} {name}"
+            raise tracer.error(f"{what} must be an integer, got {describe(part)}",
+                               hint=f"{self.spelling}(b, d, r, c) takes Python ints and integer "
+                                    f"device scalars (hk.arch.block_idx.x, x.cols // 64, ...)")
+
+    @property
+    def spelling(self) -> str:
+        return "hk.elem_coord" if self.unit == "element" else "hk.tile_coord"
 
     def scalars(self) -> list[Scalar]:
         if self._scalars is None:
             names = ("batch", "depth", "row", "col")
-            self._scalars = [as_index(p, f"tile_coord {n}") for p, n in zip(self.parts, names)]
+            self._scalars = [as_index(p, f"{self.spelling[3:]} {n}")
+                             for p, n in zip(self.parts, names)]
         return self._scalars
 
 
@@ -146,7 +171,8 @@ class GlobalView:
                 f"load of a {desc.dtype!r} tile from global '{self.g.name}' of {self.g.dtype!r}",
                 op="load", hint=f"load as {self.g.dtype!r} and convert with .to({desc.dtype!r})")
         record_coindexing(self.g, self.coord, desc)
-        v = _b().load(self.g.v, [s.v for s in self.coord.scalars()], ty, float(pad))
+        v = _b().load(self.g.v, [s.v for s in self.coord.scalars()], ty, float(pad),
+                      self.coord.unit)
         return Vec(v) if isinstance(desc, RV) else Tile(v)
 
     def store(self, value) -> None:
@@ -160,7 +186,12 @@ class GlobalView:
                 hint=f"convert first: value.to({self.g.dtype!r})")
         desc = value.desc if isinstance(value, Tile) else RV(value.dtype, value.length, value.axis)
         record_coindexing(self.g, self.coord, desc)
-        _b().store(self.g.v, [s.v for s in self.coord.scalars()], value.v)
+        _b().store(self.g.v, [s.v for s in self.coord.scalars()], value.v, self.coord.unit)
+
+
+def _is_numpy_int(value) -> bool:
+    import numpy as np
+    return isinstance(value, np.integer)
 
 
 def to_coord(idx) -> Coord:

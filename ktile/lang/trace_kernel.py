@@ -47,7 +47,10 @@ class _GridParams:
                            f"a constant of the kernel", hint=f"known names: {known}")
 
 
-def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool = True):
+def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool = True,
+                 warps: int | None = None):
+    """`warps`: this trace's warp count (`Kernel.trace_copies` resolves it per target and
+    constants); None: the decorator's, when that is an int."""
     from ..passes import run_pipeline
     from .kernel import KernelTrace
 
@@ -59,7 +62,8 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
         return (loc.file, loc.line, loc.col) if loc else None
 
     b = emit.Builder(loc_of)
-    trace = tracer.Trace(b, kernel.name, target, kernel.warps, constants)
+    warps = kernel.warps if warps is None else warps
+    trace = tracer.Trace(b, kernel.name, target, warps, constants)
     trace.loc_override = kernel.def_loc
     holder["trace"] = trace
     arg_types = [irt.global_(p.spec.dtype) for p in kernel.params]
@@ -68,7 +72,7 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
         _trace_grid(kernel, b, trace, arg_types, constants)
         body = kernel.rewritten()
         fn = b.func(kernel.name, arg_types, [], {"kt.kernel": emit.string_attr(kernel.name),
-                                                 "kt.warps": emit.int_attr(kernel.warps)})
+                                                 "kt.warps": emit.int_attr(warps)})
         block = fn.body.block
         with b.at_end_of(block):
             args = [Global(a, p.name, i) for i, (a, p) in enumerate(zip(block.args, kernel.params))]
@@ -81,7 +85,7 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
             b.ret()
     traced = time.perf_counter()
     coindexed = sorted({tuple(sorted(v)) for v in trace.coindexed.values() if len(v) > 1})
-    result = KernelTrace(kernel.name, b.module, target, kernel.params, constants, kernel.warps,
+    result = KernelTrace(kernel.name, b.module, target, kernel.params, constants, warps,
                          coindexed)
     if not tensor_copies:
         b.module.attributes["kt.tensor_copies"] = BoolAttr.from_bool(False)

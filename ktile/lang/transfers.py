@@ -96,7 +96,7 @@ def load_async(dst: SharedTile, src: GlobalView) -> None:
     if src.g.dtype != dst.dtype:
         raise tracer.error(f"group load of {src.g.dtype!r} global '{src.g.name}' into a "
                            f"{dst.dtype!r} shared tile", op="group.load")
-    _b().copy_async(src.g.v, [s.v for s in src.coord.scalars()], dst.v)
+    _b().copy_async(src.g.v, [s.v for s in src.coord.scalars()], dst.v, src.coord.unit)
 
 
 def wait_for(*tiles) -> None:

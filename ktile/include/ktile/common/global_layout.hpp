@@ -35,6 +35,15 @@ struct gl {
   }
 };
 
+// The first element of an R×C tile at a coordinate of either unit (a vector: R = 1, C = L):
+// every load, store and copy takes both units and starts from this.
+template <int R, int C> __host__ __device__ constexpr elem_coord origin_of(coord at) {
+  return elem_coord{at.b, at.d, at.r * R, at.c * C};
+}
+template <int R, int C> __host__ __device__ constexpr elem_coord origin_of(elem_coord at) {
+  return at;
+}
+
 // The ABI, checked where it is defined: a loader passes exactly these 72 bytes.
 static_assert(sizeof(gl<float>) == 72, "kt::gl must be 72 bytes: T* data, int64_t extent[4], int64_t stride[4]");
 static_assert(alignof(gl<float>) == 8, "kt::gl must be 8-byte aligned");

@@ -33,6 +33,14 @@ struct coord {
   index_t b, d, r, c;
 };
 
+// An element coordinate: the tile or vector's first element is g[b, d, r, c], any r and c
+// (a vector: row r, columns [c, c+L)). Accesses find their alignment from the address, so
+// an offset that keeps rows aligned keeps the wide accesses; any other takes the narrow path.
+// kt::origin_of (global_layout.hpp) turns either kind into this one.
+struct elem_coord {
+  index_t b, d, r, c;
+};
+
 // Block counts as the grid function returns them (x fastest).
 struct dim3 {
   index_t x, y, z;

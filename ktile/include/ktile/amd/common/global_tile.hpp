@@ -107,25 +107,27 @@ __device__ __forceinline__ void write_elements(const window<T>& w_op, const X& s
 }  // namespace detail
 
 // ---- tiles --------------------------------------------------------------------------------------------------
-template <class T, int R, int C, class L, class F, class U>
-__device__ __forceinline__ void load(rt<T, R, C, L, F>& dst, const gl<U>& g, coord at, double pad) {
+template <class T, int R, int C, class L, class F, class U, class At>
+__device__ __forceinline__ void load(rt<T, R, C, L, F>& dst, const gl<U>& g, At where, double pad) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::load: the tile's element type must be the global's");
   using Tile = rt<T, R, C, L, F>;
   constexpr int access = detail::run_access<typename Tile::lanes, T>();
   const T padv = constant_as<T>(pad);
-  const detail::window<T> w = detail::window_of(g, at.b, at.d, at.r * R, at.c * C, R, C);
+  const detail::window<T> w = detail::window_of(g, at.b, at.d, at.r, at.c, R, C);
   if constexpr (Tile::map::row_tag && access > static_cast<int>(sizeof(T))) {
     if (w.template whole_rows<access>(C)) return detail::read_runs<access>(dst, w, padv);
   }
   detail::read_elements(dst, w, padv);
 }
 
-template <class U, class T, int R, int C, class L, class F>
-__device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, L, F>& src, coord at) {
+template <class U, class T, int R, int C, class L, class F, class At>
+__device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, L, F>& src, At where) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::store: the tile's element type must be the global's");
   using Tile = rt<T, R, C, L, F>;
   constexpr int access = detail::run_access<typename Tile::lanes, T>();
-  const detail::window<T> w = detail::window_of(g, at.b, at.d, at.r * R, at.c * C, R, C);
+  const detail::window<T> w = detail::window_of(g, at.b, at.d, at.r, at.c, R, C);
   if constexpr (Tile::map::row_tag && access > static_cast<int>(sizeof(T))) {
     if (w.template whole_rows<access>(C)) return detail::write_runs<access>(w, src);
   }
@@ -133,17 +135,19 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, L, F>& s
 }
 
 // ---- vectors: row r (in elements), columns [c·L, c·L + L) -------------------------------------------------
-template <class T, int L, class A, class U>
-__device__ __forceinline__ void load(rv<T, L, A>& dst, const gl<U>& g, coord at, double pad) {
+template <class T, int L, class A, class U, class At>
+__device__ __forceinline__ void load(rv<T, L, A>& dst, const gl<U>& g, At where, double pad) {
+  const elem_coord at = origin_of<1, L>(where);
   static_assert(std::is_same<T, U>::value, "kt::load: the vector's element type must be the global's");
-  detail::read_elements(dst, detail::window_of(g, at.b, at.d, at.r, at.c * L, 1, L), constant_as<T>(pad));
+  detail::read_elements(dst, detail::window_of(g, at.b, at.d, at.r, at.c, 1, L), constant_as<T>(pad));
 }
 
-template <class U, class T, int L, class A>
-__device__ __forceinline__ void store(const gl<U>& g, const rv<T, L, A>& src, coord at) {
+template <class U, class T, int L, class A, class At>
+__device__ __forceinline__ void store(const gl<U>& g, const rv<T, L, A>& src, At where) {
+  const elem_coord at = origin_of<1, L>(where);
   static_assert(std::is_same<T, U>::value, "kt::store: the vector's element type must be the global's");
   using F = typename rv<T, L, A>::map;
-  detail::write_elements(detail::window_of(g, at.b, at.d, at.r, at.c * L, 1, L), src,
+  detail::write_elements(detail::window_of(g, at.b, at.d, at.r, at.c, 1, L), src,
                          detail::publishes<F>(isa::lane()) ? 0u : isa::out_of_range);
 }
 

@@ -69,7 +69,10 @@ __device__ __forceinline__ void copy_window(S& dst, const gl<T>& g, index_t b, i
   constexpr int chunk_elems = 16 / sizeof(T), row_chunks = C / chunk_elems;
   const bool plane = g.has_plane(b, d);
   const T* base = plane ? g.at(b, d, 0, 0) : g.data;
-  const uintptr_t bits = reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(g.stride[2] * sizeof(T));
+  // 16-byte chunks need every row's first chunk aligned: the plane, the row stride and, at an
+  // element coordinate, the first column (c0 is a multiple of the chunk at a tile coordinate)
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(g.stride[2] * sizeof(T)) |
+                         static_cast<uintptr_t>(c0 * static_cast<index_t>(sizeof(T)));
   const bool vector_ok = g.stride[3] == 1 && bits % 16 == 0;
   if (vector_ok && plane && r0 >= 0 && r0 + R <= g.rows() && c0 >= 0 && c0 + C <= g.cols()) {
     copy_window_inside<T, R, C>(dst, base + r0 * g.stride[2] + c0, g.stride[2], chunk_at);
@@ -100,27 +103,30 @@ __device__ __forceinline__ void copy_window(S& dst, const gl<T>& g, index_t b, i
 
 }  // namespace detail
 
-template <class T, int R, int C, class U>
-__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, coord at) {
+template <class T, int R, int C, class U, class At>
+__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, At where) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared tile's element type must be the global's");
-  detail::copy_window<T, R, C>(dst, g, at.b, at.d, at.r * R, at.c * C,
+  detail::copy_window<T, R, C>(dst, g, at.b, at.d, at.r, at.c,
                                [](int r, int k) { return st<T, R, C>::chunk_offset(r, k); });
 }
 
-template <class T, int L, class U>
-__device__ __forceinline__ void copy_async(sv<T, L>& dst, const gl<U>& g, coord at) {
+template <class T, int L, class U, class At>
+__device__ __forceinline__ void copy_async(sv<T, L>& dst, const gl<U>& g, At where) {
+  const elem_coord at = origin_of<1, L>(where);
   static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared vector's element type must be the global's");
-  detail::copy_window<T, 1, L>(dst, g, at.b, at.d, at.r, at.c * L, [](int, int k) { return 16u * k; });
+  detail::copy_window<T, 1, L>(dst, g, at.b, at.d, at.r, at.c, [](int, int k) { return 16u * k; });
 }
 
 // The TMA copy into the tile of arrival slot S, with the tensor map the host encoded for this
 // parameter and tile shape.
-template <int S, class T, int R, int C, class U, class A>
-__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, coord at, A& arrivals,
+template <int S, class T, int R, int C, class U, class A, class At>
+__device__ __forceinline__ void copy_async(st<T, R, C>& dst, const gl<U>& g, At where, A& arrivals,
                                            const tensor_map& map) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::copy_async: the shared tile's element type must be the global's");
   arrivals.template issued<S>();
-  detail::tensor_copy(dst, map, A::address(S), at.c * C, at.r * R, at.d, at.b);
+  detail::tensor_copy(dst, map, A::address(S), at.c, at.r, at.d, at.b);
 }
 
 // Wait until at most VM of this thread's copy_async groups are in flight (VM = -1: no wait).

@@ -13,31 +13,33 @@
 namespace kt {
 
 // ---- tiles --------------------------------------------------------------------------------------
-template <class T, int R, int C, class L, class F, class U>
-__device__ __forceinline__ void load(rt<T, R, C, L, F>& dst, const gl<U>& g, coord at, double pad) {
+template <class T, int R, int C, class L, class F, class U, class At>
+__device__ __forceinline__ void load(rt<T, R, C, L, F>& dst, const gl<U>& g, At where, double pad) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::load: the tile's element type must be the global's");
-  const index_t r0 = at.r * R;
+  const index_t r0 = at.r;
   auto row_at = [&](int i, int h) { return r0 + 16 * i + 8 * h + detail::lane_group(); };
   if constexpr (std::is_same<L, row>::value) {
-    detail::read_rows(dst, g, at.b, at.d, at.c * C, row_at, constant_as<T>(pad));
+    detail::read_rows(dst, g, at.b, at.d, at.c, row_at, constant_as<T>(pad));
   } else {
     rt<T, R, C, row, F> rows;
-    detail::read_rows(rows, g, at.b, at.d, at.c * C, row_at, constant_as<T>(pad));
+    detail::read_rows(rows, g, at.b, at.d, at.c, row_at, constant_as<T>(pad));
     detail::transpose_layout(dst, rows);
   }
 }
 
-template <class U, class T, int R, int C, class L, class F>
-__device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, L, F>& src, coord at) {
+template <class U, class T, int R, int C, class L, class F, class At>
+__device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, L, F>& src, At where) {
+  const elem_coord at = origin_of<R, C>(where);
   static_assert(std::is_same<T, U>::value, "kt::store: the tile's element type must be the global's");
-  const index_t r0 = at.r * R;
+  const index_t r0 = at.r;
   auto row_at = [&](int i, int h) { return r0 + 16 * i + 8 * h + detail::lane_group(); };
   if constexpr (std::is_same<L, row>::value) {
-    detail::write_rows(g, src, at.b, at.d, at.c * C, row_at);
+    detail::write_rows(g, src, at.b, at.d, at.c, row_at);
   } else {
     rt<T, R, C, row, F> rows;
     detail::transpose_layout(rows, src);
-    detail::write_rows(g, rows, at.b, at.d, at.c * C, row_at);
+    detail::write_rows(g, rows, at.b, at.d, at.c, row_at);
   }
 }
 
@@ -95,15 +97,16 @@ template <class Form> __device__ __forceinline__ int pinned_index(const vec_pos&
 }
 }  // namespace detail
 
-template <class T, int L, class A, class U>
-__device__ __forceinline__ void load(rv<T, L, A>& dst, const gl<U>& g, coord at, double pad) {
+template <class T, int L, class A, class U, class At>
+__device__ __forceinline__ void load(rv<T, L, A>& dst, const gl<U>& g, At where, double pad) {
+  const elem_coord at = origin_of<1, L>(where);
   static_assert(std::is_same<T, U>::value, "kt::load: the vector's element type must be the global's");
   using V = rv<T, L, A>;
   using form = typename V::form;
   const T padv = constant_as<T>(pad);
   const bool row_ok = g.has_plane(at.b, at.d) && at.r >= 0 && at.r < g.rows();
   const T* row_ptr = row_ok ? g.at(at.b, at.d, at.r, 0) : nullptr;
-  const index_t c0 = at.c * L;
+  const index_t c0 = at.c;
   const bool inside = row_ok && c0 >= 0 && c0 + L <= g.cols() && g.stride[3] == 1 &&
                       reinterpret_cast<uintptr_t>(row_ptr + c0) % (2 * sizeof(T)) == 0;
   if constexpr (std::is_same<form, detail::t_form>::value) {
@@ -124,8 +127,9 @@ __device__ __forceinline__ void load(rv<T, L, A>& dst, const gl<U>& g, coord at,
   });
 }
 
-template <class U, class T, int L, class A>
-__device__ __forceinline__ void store(const gl<U>& g, const rv<T, L, A>& src, coord at) {
+template <class U, class T, int L, class A, class At>
+__device__ __forceinline__ void store(const gl<U>& g, const rv<T, L, A>& src, At where) {
+  const elem_coord at = origin_of<1, L>(where);
   static_assert(std::is_same<T, U>::value, "kt::store: the vector's element type must be the global's");
   using form = typename rv<T, L, A>::form;
   // g-form values repeat across a quad, t-form values across the quads: one lane of each writes
@@ -133,7 +137,7 @@ __device__ __forceinline__ void store(const gl<U>& g, const rv<T, L, A>& src, co
                                                                  : detail::lane_group() == 0;
   if (!writer || !g.has_plane(at.b, at.d) || at.r < 0 || at.r >= g.rows()) return;
   T* row_ptr = g.at(at.b, at.d, at.r, 0);
-  const index_t c0 = at.c * L;
+  const index_t c0 = at.c;
   const int lane = detail::lane_id_pinned();
   detail::each_vec_pos<rv<T, L, A>>([&](const detail::vec_pos& q) {
     const index_t c = c0 + detail::pinned_index<form>(q, lane);
