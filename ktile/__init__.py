@@ -11,7 +11,7 @@ from .dtypes import bf16, fp8, fp16, fp32, i8, i32
 from .errors import InputError, InternalError, KernelError, KernelWarning, KtileError
 from .ir import elementwise as _elementwise  # the elementwise functions' table (light)
 from .lang.kernel import Kernel, KernelTrace, func, kernel
-from .lang.types import RT, RV, ST, SV, Constexpr, Tensor
+from .lang.types import RT, RV, ST, SV, Constexpr, Scalar, Tensor
 
 __version__ = "0.1.0"
 

@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ..dtypes import DType
 from ..errors import InternalError
 from ..ir.query import grid_func, kernel_func, kernel_name, target_name
+from ..ir.types import GlobalType, element_dtype
 from .compile import Body, Compiler
 
 
@@ -17,13 +18,15 @@ class Program:
     name: str
     warps: int
     params: tuple[DType, ...]            # the dtype of each global parameter, in order
+    scalars: tuple[DType, ...]           # the dtype of each runtime scalar, after the globals
     body: Body                           # the kernel body, run once per warp
     registers: list                      # initial registers; the globals go in slots 0..n-1
     grid: Callable[[list], tuple[int, int, int]]
 
-    def new_registers(self, arrays: list) -> list:
+    def new_registers(self, arguments: list) -> list:
+        """Registers holding the kernel's arguments: the globals' arrays, then the scalars."""
         regs = list(self.registers)
-        regs[:len(arrays)] = arrays
+        regs[:len(arguments)] = arguments
         return regs
 
 
@@ -36,9 +39,10 @@ def compile_program(module: ModuleOp) -> Program:
     if compiler.slots_of(args) != tuple(range(len(args))):
         raise InternalError("kernel arguments must take the first register slots")
     body = compiler.block(fn.body.block)
-    params = tuple(a.type.dtype for a in args)
-    return Program(kernel_name(module), warps, params, body, compiler.registers(),
-                   _compile_grid(module, len(args)))
+    params = tuple(a.type.dtype for a in args if isinstance(a.type, GlobalType))
+    scalars = tuple(element_dtype(a.type) for a in args[len(params):])
+    return Program(kernel_name(module), warps, params, scalars, body, compiler.registers(),
+                   _compile_grid(module, len(params)))
 
 
 def _target(module: ModuleOp):

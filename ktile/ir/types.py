@@ -275,3 +275,9 @@ def global_(dt: DType) -> GlobalType:
 TILE_TYPES = (RegTileType, SharedTileType)
 VALUE_TYPES = (RegTileType, RegVecType)
 SHARED_TYPES = (SharedTileType, SharedVecType)
+
+
+def scalar(dt: DType) -> Attribute:
+    """A runtime scalar kernel parameter's type, f32 or i32: a kernel argument passed by value
+    after the globals (docs/language.md, "Runtime scalars")."""
+    return element_attr(dt)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .. import config
 from ..errors import InputError, KernelError, KernelWarning, SourceLoc
-from .types import ConstexprSpec, TensorSpec
+from .types import CONSTEXPR_KINDS, SCALAR_DTYPES, ConstexprSpec, ScalarSpec, TensorSpec
 
 DIM_NAMES = ("batch", "depth", "rows", "cols")
 
@@ -28,6 +28,17 @@ DIM_NAMES = ("batch", "depth", "rows", "cols")
 class Param:
     name: str
     spec: TensorSpec
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    """A runtime scalar parameter: its value is given at each call (by position among the
+    tensors, or by keyword) and reaches the kernel as an f32 or i32 argument after the globals,
+    so a new value is no new trace or build. `default`: inspect.Parameter.empty if none."""
+    name: str
+    dtype: Any                     # ktile.dtypes.fp32 or i32
+    default: Any
+    keyword_only: bool
 
 
 @dataclass
@@ -108,7 +119,9 @@ class Kernel:
         self.def_loc = SourceLoc(inspect.getsourcefile(fn) or "<unknown>",
                                  fn.__code__.co_firstlineno)
         source = _kernel_source(fn)
-        self.params, self.constexprs = _signature(fn, self.def_loc)
+        self.params, self.scalars, self.constexprs, self.positional = \
+            _signature(fn, self.def_loc)
+        self._binding = _CallBinding(self)
         self._check_decorator()
         self._check_arch()
         self._rewritten: Callable | None = None
@@ -226,12 +239,71 @@ class Kernel:
         # '' or a non-name is refused here: the GPU path would read '' as "the default"
         if target is not None and (target.__class__ is not str or not target):
             check_target(target, "target", kernel=self.name)
+        if self.scalars:
+            args = self._binding.bind(args, constants)
         return (_LAUNCH or _load_launch())(self, args, constants, target)
 
     def interpret(self, *args, target: str | None = None, **constants):
         """Run on the CPU interpreter, whatever hardware is present."""
         from ..runtime.launch import launch
+        if self.scalars:
+            args = self._binding.bind(args, constants)
         return launch(self, args, constants, target, backend="interpret")
+
+
+class _CallBinding:
+    """A call's arguments as the launch takes them: the tensors in declaration order, then
+    each runtime scalar's value, in declaration order (given by position among the tensors or
+    by keyword, else its default). A scalar's keyword is taken out of the call's keywords, so
+    the rest are the constants. Values are checked by the launch, not here
+    (`runtime.arguments.check_scalars`)."""
+
+    def __init__(self, kernel: "Kernel"):
+        import operator
+        self.kernel = kernel.name
+        self.positional = kernel.positional
+        self.tensors = tuple(p.name for p in kernel.params)
+        self.scalars = kernel.scalars
+        self.names = frozenset(s.name for s in kernel.scalars)
+        # every scalar positional: a full positional call only reorders (the common call)
+        self.simple = not any(s.keyword_only for s in kernel.scalars)
+        order = [kernel.positional.index(n) for n in self.tensors]
+        order += [kernel.positional.index(s.name) for s in kernel.scalars if not s.keyword_only]
+        self.reorder = operator.itemgetter(*order) if len(order) > 1 else None
+
+    def bind(self, args: tuple, keywords: dict) -> tuple:
+        if self.simple and len(args) == len(self.positional) and self.names.isdisjoint(keywords):
+            return self.reorder(args)
+        return self._bind_each(args, keywords)
+
+    def _bind_each(self, args: tuple, keywords: dict) -> tuple:
+        if len(args) > len(self.positional):
+            raise InputError(f"takes {len(self.positional)} positional arguments "
+                             f"({', '.join(self.positional)}), got {len(args)}",
+                             kernel=self.kernel,
+                             hint=f"call {self.kernel}({', '.join(self.positional)}); constants "
+                                  f"go by keyword")
+        given = dict(zip(self.positional, args))
+        for s in self.scalars:
+            if s.name in keywords:
+                if s.name in given:
+                    raise InputError(f"runtime scalar '{s.name}' is given twice, by position "
+                                     f"and by keyword", kernel=self.kernel,
+                                     hint=f"pass '{s.name}' once")
+                given[s.name] = keywords.pop(s.name)
+            elif s.name not in given:
+                if s.default is inspect.Parameter.empty:
+                    raise InputError(f"runtime scalar '{s.name}' was not given",
+                                     kernel=self.kernel,
+                                     hint=f"pass {s.name}=<{s.dtype.kind} value> (or by position"
+                                          f": {self.kernel}({', '.join(self.positional)}))")
+                given[s.name] = s.default
+        missing = [n for n in self.tensors if n not in given]
+        if missing:
+            raise InputError(f"tensor parameter '{missing[0]}' was not given",
+                             kernel=self.kernel,
+                             hint=f"call {self.kernel}({', '.join(self.positional)})")
+        return (*(given[n] for n in self.tensors), *(given[s.name] for s in self.scalars))
 
 
 _LAUNCH: Callable | None = None   # ktile.runtime.launch.launch, bound on the first call
@@ -312,7 +384,11 @@ def _takes_one_argument(fn: Callable) -> bool:
 
 
 def _signature(fn: Callable, loc: SourceLoc):
+    """(tensors, runtime scalars, constants, the positional parameters' names in declaration
+    order) of a kernel function."""
     params: list[Param] = []
+    scalars: list[ScalarParam] = []
+    positional: list[str] = []
     constexprs: dict[str, tuple[ConstexprSpec, Any]] = {}
     lines = _parameter_lines(fn, loc)
     try:  # eval_str: annotations stay types under `from __future__ import annotations`
@@ -324,8 +400,14 @@ def _signature(fn: Callable, loc: SourceLoc):
         raise KernelError(exc.message, loc=loc, kernel=fn.__name__, hint=exc.hint) from None
     for p in signature.parameters.values():
         at = lines.get(p.name, loc)
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+        scalar = _scalar_param(fn, p, at)
+        if scalar is not None:
+            scalars.append(scalar)
+            if not scalar.keyword_only:
+                positional.append(p.name)
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             params.append(Param(p.name, _tensor_spec(fn, p, at)))
+            positional.append(p.name)
         elif p.kind == p.KEYWORD_ONLY:
             constexprs[p.name] = (_constexpr_spec(fn, p, at), p.default)
         else:
@@ -336,7 +418,26 @@ def _signature(fn: Callable, loc: SourceLoc):
     if not params:
         raise KernelError("a kernel needs at least one tensor parameter", loc=loc,
                           kernel=fn.__name__)
-    return tuple(params), constexprs
+    return tuple(params), tuple(scalars), constexprs, tuple(positional)
+
+
+def _scalar_param(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> ScalarParam | None:
+    """The runtime scalar `p` declares, or None: a parameter annotated hk.Scalar[...], or a
+    positional one annotated `float` or `int` (keyword-only, those are constants, as in
+    hk-dsl). Its default, if any, is a value the call could pass."""
+    ann, keyword_only = p.annotation, p.kind == p.KEYWORD_ONLY
+    if not isinstance(ann, ScalarSpec):
+        if keyword_only or not isinstance(ann, type) or ann not in SCALAR_DTYPES:
+            return None
+        ann = ScalarSpec(SCALAR_DTYPES[ann])
+    if p.default is not inspect.Parameter.empty:
+        from ..runtime.arguments import scalar_value_refusal
+        why = scalar_value_refusal(ann.dtype, p.default)
+        if why is not None:
+            raise KernelError(f"runtime scalar '{p.name}' is {ann!r} but its default "
+                              f"{p.default!r} {why}", loc=at, kernel=fn.__name__,
+                              hint=f"give it a default the call could pass, or none")
+    return ScalarParam(p.name, ann.dtype, p.default, keyword_only)
 
 
 def _tensor_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> TensorSpec:
@@ -346,8 +447,9 @@ def _tensor_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> TensorSpe
         raise KernelError(
             f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]), got "
             f"{shown}", loc=at, kernel=fn.__name__,
-            hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, or make it a keyword-only "
-                 f"constant after `*`: `*, {p.name}: hk.Constexpr[int] = ...`")
+            hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, make it a runtime scalar "
+                 f"(`{p.name}: float` or `{p.name}: int`), or a keyword-only constant after "
+                 f"`*`: `*, {p.name}: hk.Constexpr[int] = ...`")
     if p.default is not inspect.Parameter.empty:
         raise KernelError(f"tensor parameter '{p.name}' has a default ({p.default!r}); every "
                           f"call passes each tensor", loc=at, kernel=fn.__name__,
@@ -358,6 +460,8 @@ def _tensor_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> TensorSpe
 def _constexpr_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> ConstexprSpec:
     """A keyword-only parameter's Constexpr, its default (if any) of the declared kind."""
     ann = p.annotation
+    if isinstance(ann, type) and ann in CONSTEXPR_KINDS:   # hk-dsl: `*, EPS: float = 1e-6`
+        ann = ConstexprSpec(ann)
     if not isinstance(ann, ConstexprSpec):
         raise KernelError(f"keyword-only parameter '{p.name}' must be a constant "
                           f"(hk.Constexpr[T])", loc=at, kernel=fn.__name__,

@@ -34,14 +34,23 @@ class _Extents:
 class _GridParams:
     """`p` in a grid function: tensors by name (their extents) and constants by name."""
 
-    def __init__(self, globals_: dict[str, Global], constants: dict[str, Any]):
-        self._globals, self._constants = globals_, constants
+    def __init__(self, globals_: dict[str, Global], constants: dict[str, Any],
+                 scalars: tuple[str, ...] = ()):
+        self._globals, self._constants, self._scalars = globals_, constants, scalars
 
     def __getattr__(self, name: str):
         if name in self._globals:
             return _Extents(self._globals[name])
         if name in self._constants:
             return self._constants[name]
+        if name in self._scalars:
+            # the grid is computed once per tensor signature (the GPU's fast path launches the
+            # same blocks at every call), so it cannot depend on a value each call passes
+            raise tracer.error(f"the grid reads runtime scalar {name!r}: the grid is computed "
+                               f"from the tensors' shapes and the constants only, once per "
+                               f"tensor signature",
+                               hint=f"make {name!r} a keyword-only constant (*, {name}: "
+                                    f"hk.Constexpr[int]) if the block count depends on it")
         known = ", ".join([*self._globals, *self._constants])
         raise tracer.error(f"the grid refers to {name!r}, which is neither a tensor parameter nor "
                            f"a constant of the kernel", hint=f"known names: {known}")
@@ -66,18 +75,19 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
     trace = tracer.Trace(b, kernel.name, target, warps, constants)
     trace.loc_override = kernel.def_loc
     holder["trace"] = trace
-    arg_types = [irt.global_(p.spec.dtype) for p in kernel.params]
+    global_types = [irt.global_(p.spec.dtype) for p in kernel.params]
+    arg_types = global_types + [irt.scalar(s.dtype) for s in kernel.scalars]
     b.set_module_attr("kt.target", emit.string_attr(target.name))
     with tracer.tracing(trace), _python_errors_as_kernel_errors(kernel):
-        _trace_grid(kernel, b, trace, arg_types, constants)
+        _trace_grid(kernel, b, trace, global_types, constants)
         body = kernel.rewritten()
         fn = b.func(kernel.name, arg_types, [], {"kt.kernel": emit.string_attr(kernel.name),
                                                  "kt.warps": emit.int_attr(warps)})
         block = fn.body.block
         with b.at_end_of(block):
-            args = [Global(a, p.name, i) for i, (a, p) in enumerate(zip(block.args, kernel.params))]
+            positional, keywords = _body_arguments(kernel, block.args, constants)
             trace.loc_override = None
-            result = body(*args, **constants)
+            result = body(*positional, **keywords)
             trace.loc_override = kernel.def_loc
             if result is not None:
                 raise trace.error(f"a kernel returns nothing; it returned {describe(result)}",
@@ -92,6 +102,19 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
     result.warnings = run_pipeline(b.module, target)
     result.seconds = {"trace": traced - start, "passes": time.perf_counter() - traced}
     return result
+
+
+def _body_arguments(kernel, block_args, constants: dict[str, Any]) -> tuple[list, dict]:
+    """The kernel function's arguments while it is traced: each tensor a Global, each runtime
+    scalar the Scalar of its function argument (after the globals), positional ones in
+    declaration order; the constants and keyword-only scalars by keyword."""
+    n = len(kernel.params)
+    values: dict[str, Any] = {p.name: Global(a, p.name, i)
+                              for i, (a, p) in enumerate(zip(block_args, kernel.params))}
+    values.update({s.name: Scalar(a) for a, s in zip(block_args[n:], kernel.scalars)})
+    keywords = {**constants, **{s.name: values[s.name] for s in kernel.scalars
+                                if s.keyword_only}}
+    return [values[name] for name in kernel.positional], keywords
 
 
 @contextmanager
@@ -185,7 +208,9 @@ def _trace_grid(kernel, b, trace, arg_types, constants) -> None:
     with b.at_end_of(fn.body.block):
         globals_ = {p.name: Global(a, p.name, i)
                     for i, (a, p) in enumerate(zip(fn.body.block.args, kernel.params))}
-        grid = kernel.grid(_GridParams(globals_, constants)) if callable(kernel.grid) else kernel.grid
+        scalars = tuple(s.name for s in kernel.scalars)
+        grid = (kernel.grid(_GridParams(globals_, constants, scalars)) if callable(kernel.grid)
+                else kernel.grid)
         if isinstance(grid, (int, Scalar)):
             grid = (grid,)
         _check_grid_counts(trace, grid)

@@ -76,6 +76,37 @@ class ConstexprSpec:
     kind: type
 
 
+# the element types of a runtime scalar, and the Python kinds that name them
+SCALAR_DTYPES = {float: dtypes.fp32, int: dtypes.i32}
+
+
+class _ScalarAnnotation(type):
+    def __getitem__(cls, kind: Any) -> "ScalarSpec":
+        dtype = SCALAR_DTYPES.get(kind) if isinstance(kind, type) else kind
+        if dtype not in (dtypes.fp32, dtypes.i32):
+            raise tracer.error(
+                f"hk.Scalar[{_spelled(kind)}]: a runtime scalar is an f32 or an i32",
+                hint="hk.Scalar[hk.fp32] (or float) for a float, hk.Scalar[hk.i32] (or int) for "
+                     "an integer; a value of another kind is a hk.Constexpr or a tensor")
+        return ScalarSpec(dtype)
+
+
+class Scalar(metaclass=_ScalarAnnotation):
+    """`Scalar[hk.fp32]` / `Scalar[hk.i32]` (also `Scalar[float]` / `Scalar[int]`): a runtime
+    scalar parameter, passed by value at each call, positional or keyword-only. A positional
+    parameter annotated `float` or `int` is one too."""
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    """A runtime scalar parameter: its value is an f32 or i32 kernel argument, given at each
+    call, so a new value is no new trace or build."""
+    dtype: DType
+
+    def __repr__(self) -> str:
+        return f"Scalar[{self.dtype!r}]"
+
+
 def _positive(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise tracer.error(f"{what} must be a positive Python int, got {value!r}",

@@ -144,11 +144,23 @@ class _Shape:
 
 
 class _Call:
-    """`p` of a requirement: each tensor parameter's extents and each constant, by name."""
+    """`p` of a requirement: each tensor parameter's extents and each constant, by name. A
+    runtime scalar is not readable: a requirement holds for every value a call may pass."""
 
-    def __init__(self, constants: dict[str, Any], arguments: list[Argument]):
+    def __init__(self, constants: dict[str, Any], arguments: list[Argument],
+                 scalars: frozenset[str] = frozenset()):
         self.__dict__.update(constants)
         self.__dict__.update({a.name: _Shape(a.shape) for a in arguments})
+        self._scalars = scalars
+
+    def __getattr__(self, name: str):
+        if name in self.__dict__.get("_scalars", ()):
+            raise _ReadsScalar(name)
+        raise AttributeError(name)
+
+
+class _ReadsScalar(Exception):
+    """A requirement read a runtime scalar."""
 
 
 def check_requirements(kernel, constants: dict[str, Any], arguments: list[Argument]) -> None:
@@ -158,7 +170,7 @@ def check_requirements(kernel, constants: dict[str, Any], arguments: list[Argume
     all of the kernel's, defaults included (`trace.constants`)."""
     if not kernel.requires:
         return
-    p = _Call(constants, arguments)
+    p = _Call(constants, arguments, frozenset(s.name for s in getattr(kernel, "scalars", ())))
     for predicate, message in kernel.requires:
         if not _holds(kernel, predicate, message, p):
             shapes = ", ".join(f"{a.name} {a.shape}" for a in arguments)
@@ -174,13 +186,109 @@ def _holds(kernel, predicate, message: str, p: _Call) -> bool:
     author's mistake, shown with what it could read."""
     try:
         return bool(predicate(p))
+    except _ReadsScalar as err:
+        raise KernelError(f"the requirement {message!r} reads runtime scalar '{err}': a "
+                          f"requirement is checked once per tensor signature, not at every "
+                          f"call, so it reads only shapes and constants",
+                          kernel=kernel.name, loc=kernel.def_loc,
+                          hint=f"make '{err}' a keyword-only constant (*, {err}: "
+                               f"hk.Constexpr[...]) to check it, or check the value before the "
+                               f"call") from None
     except Exception as err:  # noqa: BLE001 - any error of the author's predicate is theirs
-        readable = ", ".join(sorted(k for k in vars(p)))
+        readable = ", ".join(sorted(k for k in vars(p) if not k.startswith("_")))
         raise KernelError(f"the requirement {message!r} raised {type(err).__name__}: {err}",
                           kernel=kernel.name, loc=kernel.def_loc,
                           hint=f"a requirement reads a tensor's extents as p.<tensor>.rows (also "
                                f".batch, .depth, .cols, .shape) and a constant as p.<NAME>; "
                                f"this call has: {readable}") from None
+
+
+# ---- runtime scalars ---------------------------------------------------------------------
+
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+_KIND_WORDS = {"float": "a float (f32)", "int": "an int (i32)"}
+_EXAMPLES = {"float": "1e-6", "int": "1234"}
+
+
+def scalar_value_refusal(dtype: DType, value: Any) -> str | None:
+    """Why `value` cannot be a runtime scalar of `dtype` (fp32 or i32); None when it can. A
+    float scalar takes an int or a float (rounded to f32; inf and nan pass, a finite value
+    beyond f32's range does not); an int scalar takes an int in i32's range. A bool is
+    neither, and a tensor is not a number (reading one would synchronise with its device)."""
+    if _is_numpy_scalar(value):
+        value = value.item()
+    if isinstance(value, bool):
+        return f"is a bool ({value}), not {'an int' if dtype.kind == 'int' else 'a number'}"
+    if not isinstance(value, (int, float)):
+        return f"is {_spelled(value)}, not a number"
+    if dtype.kind == "int":
+        if isinstance(value, float):
+            return "is a float, not an int"
+        if not I32_MIN <= value <= I32_MAX:
+            return f"is outside i32's range [{I32_MIN}, {I32_MAX}]"
+        return None
+    try:
+        _F32.pack(value)
+    except OverflowError:
+        return "is beyond f32's range (about 3.4e38): it would become inf"
+    return None
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    """A numpy number (np.float32(1.5), np.int64(3)): taken as the Python number it holds."""
+    return type(value).__module__ == "numpy" and type(value).__name__ != "ndarray" \
+        and hasattr(value, "item")
+
+
+def _spelled(value: Any) -> str:
+    if _is_torch(value) or _is_numpy(value):
+        return f"a {type(value).__module__.split('.')[0]} {type(value).__name__}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+_F32 = __import__("struct").Struct("<f")   # standard size: packing a finite float beyond f32 raises
+
+
+def scalar_value(kernel, param, value: Any) -> int | float:
+    """The value runtime scalar `param` takes for this call: an int in i32's range, or a float
+    rounded to f32. A value it cannot take is refused, naming the parameter and the fix."""
+    if type(value) is float and param.dtype.kind == "float":
+        try:
+            return _F32.unpack(_F32.pack(value))[0]
+        except OverflowError:
+            pass
+    elif type(value) is int and param.dtype.kind == "int" and I32_MIN <= value <= I32_MAX:
+        return value
+    why = scalar_value_refusal(param.dtype, value)
+    if why is not None:
+        kind = param.dtype.kind
+        fix = f"pass {_KIND_WORDS[kind]} for '{param.name}', e.g. {param.name}={_EXAMPLES[kind]}"
+        if _is_torch(value) or _is_numpy(value):
+            fix += (f" (a one-element tensor's number is {param.name}.item(), which waits for "
+                    f"its device; a value computed on the GPU belongs in a tensor parameter)")
+        elif kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+            fix = (f"pass an int in [{I32_MIN}, {I32_MAX}] for '{param.name}' (reduce a seed "
+                   f"modulo 2**31), or make '{param.name}' a hk.Constexpr[int]")
+        elif kind == "float" and isinstance(value, (int, float)):
+            fix = f"pass a value within f32's range for '{param.name}'"
+        raise InputError(f"runtime scalar '{param.name}' is {param.dtype!r} ({_KIND_WORDS[kind]})"
+                         f", but the value passed {why}", kernel=kernel.name, hint=fix)
+    number = value.item() if hasattr(value, "item") else value
+    return _F32.unpack(_F32.pack(float(number)))[0] if param.dtype.kind == "float" else int(number)
+
+
+def split_scalars(kernel, args: tuple) -> tuple[tuple, tuple]:
+    """(the tensors, the runtime scalars' values) of a bound call's arguments (`launch`'s)."""
+    if not kernel.scalars:
+        return args, ()
+    n = len(kernel.params)
+    return args[:n], args[n:]
+
+
+def check_scalars(kernel, values: tuple) -> list[int | float]:
+    """Each runtime scalar's value for this call (`scalar_value`), in declaration order."""
+    return [scalar_value(kernel, p, v) for p, v in zip(kernel.scalars, values)]
 
 
 def check_same_device(kernel, arguments: list[Argument]) -> str:

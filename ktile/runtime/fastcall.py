@@ -7,8 +7,16 @@ the preallocated parameter structs, one launch.
 
     code = fast_call(3)
     signature = code.signature_of(tensors)         # what a new signature is checked against
-    fast = code.make_fast(signature, g0, g1, g2, launch, prepare, misaligned, lock)
+    fast = code.make_fast(signature, g0, g1, g2, launch, prepare, misaligned, aliased, scalar,
+                          lock)
     fast(tensors)
+
+A kernel with runtime scalars (`fast_call(3, scalars=("float",))`) takes their values after the
+tensors (`fast((x, w, o, eps))`) and `make_fast` one ctypes value per scalar after the spans.
+A value is no part of the signature: each call checks it inline (a float within f32's range, an
+int within i32's: one type test and one comparison) and hands anything else to `scalar(j,
+value)`, which returns the value the kernel takes or raises the call's InputError; it is
+written into the parameter block under the lock, with the pointers.
 
 `fast` hands the call to `prepare(args)` when the signature differs (or the arguments are not
 tensors), raises `misaligned(args)` when a data pointer is not ALIGNMENT-aligned, raises
@@ -31,7 +39,8 @@ def signature_of(args):
     return ({key},)
 
 
-def make_fast(signature, {structs}, {spans}launch, prepare, misaligned, aliased, lock):
+def make_fast(signature, {structs}, {spans}{values}launch, prepare, misaligned, aliased, scalar,
+              lock):
     def fast(args):
         try:
             {names}, = args
@@ -43,11 +52,16 @@ def make_fast(signature, {structs}, {spans}launch, prepare, misaligned, aliased,
         {pointers}
         if ({any_pointer}) & {mask}:
             raise misaligned(args)
-        {overlap}with lock:
+        {overlap}{checks}with lock:
             {stores}
             launch()
     return fast
 """
+
+# the inline test of a runtime scalar's value, by kind: what passes needs no conversion
+_SCALAR_TESTS = {"float": "type({b}) is float and -{F32_MAX!r} <= {b} <= {F32_MAX!r}",
+                 "int": "type({b}) is int and -2147483648 <= {b} <= 2147483647"}
+F32_MAX = 3.4028234663852886e38   # the largest finite f32
 
 
 class Overlap(NamedTuple):
@@ -73,24 +87,35 @@ def _spanned(pairs: tuple[Overlap, ...]) -> list[int]:
     return sorted({i for w, x, _ in pairs for i in (w, x)})
 
 
+def _scalar_checks(kinds: tuple[str, ...]) -> str:
+    """`c<j> = b<j>` where the value passes its kind's inline test, else `scalar(j, b<j>)`."""
+    lines = [f"c{j} = b{j} if {_SCALAR_TESTS[kind].format(b=f'b{j}', F32_MAX=F32_MAX)} "
+             f"else scalar({j}, b{j})" for j, kind in enumerate(kinds)]
+    return "".join(f"{line}\n        " for line in lines)
+
+
 @functools.lru_cache(maxsize=None)
 def fast_call(count: int, written: tuple[int, ...] = (),
-              pairs: tuple[Overlap, ...] = ()) -> SimpleNamespace:
+              pairs: tuple[Overlap, ...] = (), scalars: tuple[str, ...] = ()) -> SimpleNamespace:
     """`signature_of` and `make_fast` for kernels taking `count` tensors, writing `written`,
-    whose `pairs` must not overlap; `make_fast` takes the byte span of each tensor a pair names
-    (`spanned`), in order, after the structs."""
+    whose `pairs` must not overlap, then runtime scalars of the kinds `scalars` ("float",
+    "int"); `make_fast` takes the byte span of each tensor a pair names (`spanned`), in order,
+    after the structs, then each scalar's ctypes value."""
     index = range(count)
     source = _TEMPLATE.format(
-        names=", ".join(f"a{i}" for i in index),
+        names=", ".join([*(f"a{i}" for i in index), *(f"b{j}" for j in range(len(scalars)))]),
         key=", ".join(f"a{i}.dtype, a{i}.shape, a{i}.stride(), a{i}.get_device()"
                       + (f", a{i}.requires_grad" if i in written else "") for i in index),
         structs=", ".join(f"g{i}" for i in index),
         spans="".join(f"s{i}, " for i in _spanned(pairs)),
+        values="".join(f"v{j}, " for j in range(len(scalars))),
         overlap=_overlap_test(pairs),
+        checks=_scalar_checks(scalars),
         pointers="\n        ".join(f"p{i} = a{i}.data_ptr()" for i in index),
         any_pointer=" | ".join(f"p{i}" for i in index),
         mask=ALIGNMENT - 1,
-        stores="\n            ".join(f"g{i}.data = p{i}" for i in index))
+        stores="\n            ".join([*(f"g{i}.data = p{i}" for i in index),
+                                      *(f"v{j}.value = c{j}" for j in range(len(scalars)))]))
     namespace: dict = {}
     exec(compile(source, f"<ktile fast call, {count} tensors>", "exec"), namespace)
     return SimpleNamespace(signature_of=namespace["signature_of"],

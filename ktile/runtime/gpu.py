@@ -23,8 +23,9 @@ from importlib import import_module
 
 from ..errors import InputError, InternalError, KernelError, KtileError
 from .arguments import (check_aliasing, check_arguments, check_coindexed, check_index_limit,
-                        check_requirements, check_same_device, check_strides, copy_fix,
-                        in_place_refusal, kernel_strides)
+                        check_requirements, check_same_device, check_scalars, check_strides,
+                        copy_fix, in_place_refusal, kernel_strides, scalar_value,
+                        split_scalars)
 from .devices import device, target_of
 from .fastcall import ALIGNMENT, Overlap, fast_call
 from .grid import check_grid, grid_function
@@ -59,14 +60,19 @@ class GpuCall:
     # ---- the slow path: a new signature --------------------------------------------------
 
     def _prepare_and_run(self, args: tuple) -> None:
-        self._prepare(args)
+        values = self._prepare(args)
         with self._lock:
-            self.params.set_data([t.data_ptr() for t in args])
+            self.params.set_data([t.data_ptr() for t in args[:len(self.kernel.params)]])
+            self.params.set_scalars(values)
             self._launch()
 
-    def _prepare(self, args: tuple) -> None:
+    def _prepare(self, args: tuple) -> list:
+        """Check and prepare a new signature; returns the runtime scalars' values (`args`: the
+        tensors, then those values, as `launch` takes them)."""
         kernel = self.kernel
-        arguments = check_arguments(kernel, args)
+        tensors, values = split_scalars(kernel, args)
+        arguments = check_arguments(kernel, tensors)
+        values = check_scalars(kernel, values)
         check_same_device(kernel, arguments)
         dev = device(args[0].get_device())
         check_requirements(kernel, kernel.resolve_constants(self.constants), arguments)
@@ -85,15 +91,18 @@ class GpuCall:
         check_grid(kernel, grid, shapes)
         _check_grid(kernel, grid, loader.MAX_GRID)
         with self._lock:
-            self.params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0)
+            self.params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0,
+                                       [s.dtype.kind for s in kernel.scalars])
             self.params.set_layout(shapes, [kernel_strides(a) for a in arguments])
             self._launch = self._bind(loaded, grid, maps)
         pairs = _overlaps(trace, arguments)
-        code = fast_call(len(kernel.params), tuple(trace.written_params), pairs)
+        code = fast_call(len(kernel.params), tuple(trace.written_params), pairs,
+                         tuple(s.dtype.kind for s in kernel.scalars))
         spans = [arguments[i].span()[1] - arguments[i].address for i in code.spanned]
         self.fast = code.make_fast(code.signature_of(args), *self.params.globals, *spans,
-                                   self._launch, self._prepare_and_run, self._misaligned,
-                                   self._aliased, self._lock)
+                                   *self.params.scalars, self._launch, self._prepare_and_run,
+                                   self._misaligned, self._aliased, self._scalar, self._lock)
+        return values
 
     def _trace(self, target: str, arguments) -> tuple:
         """The trace with TMA copies and the call's maps where every map can describe its
@@ -138,11 +147,16 @@ class GpuCall:
                                    f"{name} code on the interpreter: k.interpret(...)")
         return name
 
+    def _scalar(self, index: int, value) -> int | float:
+        """Runtime scalar `index`'s value for the kernel, where the fast path's inline test
+        did not pass it (an int for a float, a numpy number, a nan, or a refusal)."""
+        return scalar_value(self.kernel, self.kernel.scalars[index], value)
+
     def _aliased(self, args: tuple) -> KtileError:
         """The error for the tensors of a call whose memory the fast path found shared."""
         try:
             check_aliasing(self.kernel, self._checked_trace,
-                           check_arguments(self.kernel, args))
+                           check_arguments(self.kernel, split_scalars(self.kernel, args)[0]))
         except InputError as err:
             return err
         return InternalError("the fast path found a written tensor sharing memory that "

@@ -12,8 +12,8 @@ from __future__ import annotations
 from .. import config
 from ..errors import InputError
 from .arguments import (check_arguments, check_coindexed, check_holds_data, check_index_limit,
-                        check_requirements, check_same_device, check_strides, from_carrier,
-                        kernel_strides, to_carrier)
+                        check_requirements, check_same_device, check_scalars, check_strides,
+                        from_carrier, kernel_strides, split_scalars, to_carrier)
 from .grid import check_grid, grid_function
 
 BACKENDS = ("auto", "interpret")
@@ -23,6 +23,8 @@ _GPU_CALLS: dict[tuple, object] = {}
 
 
 def launch(kernel, args: tuple, constants: dict, target: str | None, backend: str | None = None):
+    """Run `kernel` on `args`: its tensors in order, then its runtime scalars' values in order
+    (`Kernel.__call__` binds them so), with `constants`."""
     if backend in (None, "auto") and args and getattr(args[0], "is_cuda", False) is True:
         try:
             call = _GPU_CALLS[(kernel, target, tuple(constants.items()))]
@@ -31,11 +33,13 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
         if call is not None:
             return call.fast(args)
     _checked(backend or config.BACKEND.get())
-    arguments = check_arguments(kernel, args)
+    tensors, values = split_scalars(kernel, args)
+    arguments = check_arguments(kernel, tensors)
+    scalars = check_scalars(kernel, values)
     check_holds_data(kernel, check_same_device(kernel, arguments))
     trace = kernel.trace(target, **constants)
     check_interpreted(kernel, trace, arguments)
-    return run_interpreter(trace, arguments)
+    return run_interpreter(trace, arguments, scalars)
 
 
 def check_interpreted(kernel, trace, arguments) -> None:
@@ -72,10 +76,10 @@ def _checked(backend: str) -> str:
     return backend
 
 
-def run_interpreter(trace, arguments) -> None:
+def run_interpreter(trace, arguments, scalars: list = ()) -> None:
     from ..interpret import run_module
     written = set(trace.written_params)
     carriers = [to_carrier(a, i in written) for i, a in enumerate(arguments)]
-    run_module(trace.module, carriers)
+    run_module(trace.module, carriers, scalars)
     for index in trace.written_params:
         from_carrier(arguments[index], carriers[index])

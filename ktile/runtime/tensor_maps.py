@@ -79,7 +79,7 @@ class CallMaps:
 
     def __init__(self, specs: list[MapSpec], count: int):
         self.specs = specs
-        self.count = count                      # the kernel's tensor parameters
+        self.count = count                      # the kernel's other arguments, before the maps
         self._layouts: list[tuple[list[int], list[int]]] = []
         self._encode: Encoder | None = None
         self._cache: list[dict[int, _Map]] = [{} for _ in specs]
@@ -87,8 +87,10 @@ class CallMaps:
     @classmethod
     def of(cls, trace) -> "CallMaps | None":
         from ..ir.query import kernel_func, tensor_maps
-        specs = [MapSpec(*entry) for entry in tensor_maps(kernel_func(trace.module))]
-        return cls(specs, len(trace.params)) if specs else None
+        fn = kernel_func(trace.module)
+        specs = [MapSpec(*entry) for entry in tensor_maps(fn)]
+        # the maps follow every other kernel argument: the globals, then the runtime scalars
+        return cls(specs, len(fn.body.block.args)) if specs else None
 
     def refusal(self, names: Sequence[str], shapes, strides, data_pointers: Sequence[int],
                 encode: Encoder, describe: Callable[[int], str]) -> str | None:

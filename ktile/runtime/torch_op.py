@@ -12,6 +12,9 @@ The op's arguments are the kernel's tensor parameters; the ones the kernel store
   so a mistake surfaces as a ktile `InputError` naming the parameter and the fix;
 - the fake (meta) implementation checks dtype, rank, device and the shapes the kernel needs to
   agree, symbolically (no specialisation on sizes), and does nothing else;
+- runtime scalars (`eps: float`, `seed: int`) are the op's too: passed as to the kernel (by
+  position among the tensors or by keyword), in the schema after the tensors as `float` /
+  `int` arguments, checked on every call; a new value is no new op, trace or build;
 - the cpu/cuda implementation checks the layout (innermost stride, outputs that share memory,
   16-byte alignment on CUDA) on every call, compiled ones too, then launches (which checks the
   rest again). It neither synchronises nor allocates, so it can be captured into a CUDA graph
@@ -28,7 +31,8 @@ import torch
 
 from ..errors import InputError
 from ..lang.kernel import Kernel
-from .arguments import check_arguments, check_coindexed, check_same_device, copy_fix
+from .arguments import (check_arguments, check_coindexed, check_same_device, check_scalars,
+                        copy_fix, split_scalars)
 from .launch import gpu_call, launch
 
 NAMESPACE = "ktile"
@@ -104,6 +108,9 @@ class TorchOp:
         return f"<ktile torch op {self.name}: kernel {self.kernel.name} at {self.kernel.def_loc}>"
 
     def __call__(self, *tensors, **constants) -> None:
+        if self.scalars:   # the tensors, then the scalars' values, as the kernel's call binds them
+            tensors = self.kernel._binding.bind(tensors, constants)
+            return self._call_with_scalars(tensors, constants)
         if constants:
             raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "
                              f"constants were bound when it was made", kernel=self.kernel.name,
@@ -121,6 +128,24 @@ class TorchOp:
             return self._eager(tensors)
         check_call(self, tensors)
         return self.overload(*tensors)
+
+    def _call_with_scalars(self, args: tuple, constants: dict) -> None:
+        """`__call__` of a kernel with runtime scalars: `args` holds the tensors, then the
+        scalars' values (checked by the launch, or by the fast path, at every call)."""
+        if constants:
+            raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "
+                             f"constants were bound when it was made", kernel=self.kernel.name,
+                             hint="make another op: ktile.torch_op(kernel, constants={...})")
+        tensors = args[:len(self.params)]
+        if _is_compiling():
+            return self.overload(*args)
+        gpu = self._gpu
+        if gpu is not None and _plain_cuda(tensors):
+            return gpu.fast(args)
+        if _plain_eager(tensors):
+            return self._eager(args)
+        check_call(self, args)
+        return self.overload(*args)
 
     def _eager(self, tensors: tuple) -> None:
         """Eager on real tensors: straight to the launch, skipping the dispatcher's ~40 us of
@@ -146,6 +171,7 @@ class TorchOp:
         self._gpu = None   # the kernel's GpuCall, once an eager CUDA call has built it
         self.trace = kernel.trace(self.target, **self.constants)
         self.params, self.mutated = _schema(kernel, self.trace)
+        self.scalars = tuple((s.name, s.dtype.kind) for s in kernel.scalars)
 
     def rebind(self, kernel: Kernel, constants: dict[str, Any], target: str | None) -> "TorchOp":
         """The op for a second request of its name: itself, following a redefinition of its
@@ -159,7 +185,8 @@ class TorchOp:
         if kernel is self.kernel:
             return self
         new_schema = _schema(kernel, kernel.trace(self.target, **self.constants))
-        if new_schema != (self.params, self.mutated):
+        scalars = tuple((s.name, s.dtype.kind) for s in kernel.scalars)
+        if new_schema != (self.params, self.mutated) or scalars != self.scalars:
             raise InputError(f"kernel '{kernel.name}' was redefined with other tensor parameters "
                              f"or outputs (params, written) {new_schema} than op {self.name} was "
                              f"registered with {(self.params, self.mutated)}", kernel=kernel.name,
@@ -226,8 +253,11 @@ def _register(op: TorchOp):
     def prototype(*tensors):
         pass
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    kinds = {"float": float, "int": int}
     prototype.__signature__ = inspect.Signature(  # what torch infers the schema from
-        [inspect.Parameter(p, positional, annotation=torch.Tensor) for p in op.params],
+        [*(inspect.Parameter(p, positional, annotation=torch.Tensor) for p in op.params),
+         *(inspect.Parameter(name, positional, annotation=kinds[kind])
+           for name, kind in op.scalars)],
         return_annotation=None)
     schema = torch.library.infer_schema(prototype, mutates_args=op.mutated)
     custom = torch.library.custom_op(op.name, op.run, mutates_args=op.mutated,
@@ -245,7 +275,9 @@ def check_call(op: TorchOp, tensors: tuple) -> None:
             raise InputError(f"parameter '{param}' must be a torch.Tensor for op {op.name}, got "
                              f"{type(value).__name__}", kernel=op.kernel.name,
                              hint="torch.from_numpy(x), or call the kernel itself on numpy arrays")
+    tensors, values = split_scalars(op.kernel, tensors)
     arguments = check_arguments(op.kernel, tensors)
+    check_scalars(op.kernel, values)
     check_same_device(op.kernel, arguments)
     check_coindexed(op.kernel, op.trace, arguments)
     check_layout(op, tensors)
@@ -286,6 +318,7 @@ def check_symbolic(op: TorchOp, tensors: tuple) -> None:
     """dtype, rank, one device, and the shapes the kernel reads and writes at the same tile
     coordinates, on fake tensors whose sizes may be symbols: equalities are asserted, never
     specialised on."""
+    tensors = split_scalars(op.kernel, tensors)[0]
     for param, t in zip(op.kernel.params, tensors):
         _check_dtype_and_rank(op, param, t)
     if len({t.device for t in tensors}) > 1:
