@@ -7,7 +7,7 @@ from ..ir.ops import constant_int
 from . import tracer
 from .memory import SharedTile
 from .tiles import Tile, Vec
-from .values import as_index, describe
+from .values import Scalar, as_index, describe
 
 
 def _b():
@@ -90,6 +90,12 @@ def group_reduce(kind: str, x):
     of the block. A register tile combines as a pairwise tree over warps through shared
     scratch (deterministic, no atomics); vectors and scalars fold warps in order."""
     from .elementwise import block_reduce
+    if not isinstance(x, (Tile, Vec, Scalar)):
+        raise tracer.error(
+            f"group.{kind} combines a register tile, vector or scalar across warps, got "
+            f"{describe(x)}", op=f"group.{kind}",
+            hint="load it into registers first (s.load(hk.RT(...)) for a shared tile, "
+                 "g[coord].load(hk.RT(...)) for a global)")
     if not isinstance(x, Tile):
         return block_reduce(kind, x)
     if x.dtype.kind == "bool":
