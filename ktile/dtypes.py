@@ -82,7 +82,8 @@ def _round_int(bits: int):
         import numpy as np
         v = np.asarray(x)
         if v.dtype.kind == "f":
-            v = np.trunc(np.nan_to_num(v))
+            # in float64: a float32 bound (2^31 - 1 rounds to 2^31) would wrap on the cast
+            v = np.trunc(np.nan_to_num(v.astype(np.float64)))
         return np.clip(v, lo, hi).astype(np.int64).astype(np.int32 if bits > 8 else np.int8)
     return rnd
 

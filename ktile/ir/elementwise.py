@@ -121,6 +121,10 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("tanh", lambda np, x: np.tanh(x)),
     _float_unary("sin", lambda np, x: np.sin(x)),
     _float_unary("cos", lambda np, x: np.cos(x)),
+    _float_unary("round", lambda np, x: np.rint(x)),   # half to even
+    _float_unary("floor", lambda np, x: np.floor(x)),
+    _float_unary("ceil", lambda np, x: np.ceil(x)),
+    _float_unary("trunc", lambda np, x: np.trunc(x)),
     Function("recip", 1, "float", "kt::recip", floating=lambda np, x: 1 / x,
              spelled="(IR only: kt.unary recip)"),
     # ---- binary --------------------------------------------------------------------------

@@ -14,7 +14,8 @@
 //   KT_ELEMENT_FN     the functors' qualifiers (__device__ __forceinline__, and __host__ where
 //                     the vendor's math compiles for the host);
 //   kt::detail::math  exp_f exp2_f log_f log2_f sqrt_f sin_f cos_f tanh_f pow_f abs_f
-//                     gelu_f (the exact erf form), erf_d (double -> double),
+//                     rint_f floor_f ceil_f trunc_f, gelu_f (the exact erf form),
+//                     erf_d (double -> double),
 //                     max_nan min_nan (NaN-propagating, +0 above -0).
 // A new float function of the table is one line of KT_FLOAT_UNARY_FUNCTIONS below.
 #pragma once
@@ -48,6 +49,10 @@ KT_ELEMENT_FN float sigmoid_f(float x) { return 1.0f / (1.0f + math::exp_f(-x));
   X(tanh, math::tanh_f(x))                                                                   \
   X(sin, math::sin_f(x))                                                                     \
   X(cos, math::cos_f(x))                                                                     \
+  X(round, math::rint_f(x)) /* to nearest, ties to even, as numpy.rint */                    \
+  X(floor, math::floor_f(x))                                                                 \
+  X(ceil, math::ceil_f(x))                                                                   \
+  X(trunc, math::trunc_f(x))                                                                 \
   X(recip, 1.0f / x)
 
 #define KT_DEFINE_FLOAT_UNARY(NAME, EXPR)                                                    \

@@ -17,6 +17,11 @@ KT_ELEMENT_FN float max_nan(float a, float b) { return __builtin_elementwise_max
 KT_ELEMENT_FN float min_nan(float a, float b) { return __builtin_elementwise_minimum(a, b); }
 
 KT_ELEMENT_FN float abs_f(float x) { return __builtin_fabsf(x); }
+// Rounding to an integral float: one instruction each (v_rndne / v_floor / v_ceil / v_trunc_f32).
+KT_ELEMENT_FN float rint_f(float x) { return __builtin_rintf(x); }   // ties to even
+KT_ELEMENT_FN float floor_f(float x) { return __builtin_floorf(x); }
+KT_ELEMENT_FN float ceil_f(float x) { return __builtin_ceilf(x); }
+KT_ELEMENT_FN float trunc_f(float x) { return __builtin_truncf(x); }
 
 }  // namespace kt::detail::math
 

@@ -23,6 +23,10 @@ KT_ELEMENT_FN float cos_f(float x) { return ::cosf(x); }
 KT_ELEMENT_FN float tanh_f(float x) { return ::tanhf(x); }
 KT_ELEMENT_FN float pow_f(float x, float y) { return ::powf(x, y); }
 KT_ELEMENT_FN float abs_f(float x) { return ::fabsf(x); }
+KT_ELEMENT_FN float rint_f(float x) { return ::rintf(x); }     // cvt.rni: ties to even
+KT_ELEMENT_FN float floor_f(float x) { return ::floorf(x); }   // cvt.rmi
+KT_ELEMENT_FN float ceil_f(float x) { return ::ceilf(x); }     // cvt.rpi
+KT_ELEMENT_FN float trunc_f(float x) { return ::truncf(x); }   // cvt.rzi
 KT_ELEMENT_FN double erf_d(double x) { return ::erf(x); }
 
 // gelu, the exact erf form: erf evaluated in double and rounded once, as the reference does.
