@@ -12,8 +12,8 @@ from ..dtypes import DType
 from . import tracer
 
 # Register tiles are built of 16×16 blocks and register vectors of 16-element chunks on every
-# target (the AMD and sm_90a tile headers both static_assert it). The interpreter runs other
-# shapes; translation refuses them (`kernel.check_register_shapes`).
+# target (the AMD and sm_90a tile headers both static_assert it). `RT` and `RV` refuse other
+# shapes where the author writes them, so the interpreter runs only what a GPU would build.
 REGISTER_BLOCK = 16
 
 
@@ -107,6 +107,19 @@ class ScalarSpec:
         return f"Scalar[{self.dtype!r}]"
 
 
+def _whole_blocks(what: str, sides: dict[str, int]) -> None:
+    """Each side of a register tile or vector is a whole number of REGISTER_BLOCKs."""
+    B = REGISTER_BLOCK
+    bad = [f"{name} {n}" for name, n in sides.items() if n % B]
+    if bad:
+        raise tracer.error(f"a {what} with {' and '.join(bad)}: on every target, register tiles "
+                           f"are built of {B}x{B} blocks and vectors of {B}-element chunks, so "
+                           f"each side must be a multiple of {B}",
+                           hint=f"round the shape up to a multiple of {B}: a load past a "
+                                f"global's edge reads the pad value and a store past it writes "
+                                f"nothing")
+
+
 def _positive(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise tracer.error(f"{what} must be a positive Python int, got {value!r}",
@@ -127,6 +140,7 @@ class RT:
         object.__setattr__(self, "dtype", as_dtype(self.dtype, "RT dtype"))
         _positive(self.rows, "RT rows")
         _positive(self.cols, "RT cols")
+        _whole_blocks("register tile", {"rows": self.rows, "cols": self.cols})
         if self.layout not in ("row", "col"):
             raise tracer.error(f"RT layout must be 'row' or 'col', got {self.layout!r}")
 
@@ -155,6 +169,7 @@ class RV:
     def __post_init__(self):
         object.__setattr__(self, "dtype", as_dtype(self.dtype, "RV dtype"))
         _positive(self.length, "RV length")
+        _whole_blocks("register vector", {"length": self.length})
         if self.axis not in ("row", "col"):
             raise tracer.error(f"RV axis must be 'row' or 'col', got {self.axis!r}")
 

@@ -16,10 +16,6 @@ def traced(fn, **decoration):
     return lambda: hk.kernel(**{**GRID, **decoration})(fn).trace()
 
 
-def translated(fn, target="sm_90a"):
-    return lambda: hk.kernel(**GRID)(fn).source(target=target)
-
-
 # ---- annotations: tensors of unknown element types, in every spelling ----------------------
 
 def _tensor_of(spelling):
@@ -111,18 +107,30 @@ def test_tile_shape_that_is_no_size(rows, cols, words):
     points_at(refused(traced(k), words, "compile-time"), k)
 
 
+# refused while tracing, so the interpreter (which could run them) refuses what no target builds
 @pytest.mark.parametrize("rows, cols", [(10, 64), (16, 40), (24, 16), (16, 8)], ids=str)
 def test_tile_shape_no_target_builds(rows, cols):
     def k(a: hk.Tensor[hk.bf16]):
         a[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RT(hk.bf16, rows, cols))  # <- here
-    points_at(refused(translated(k), "multiple of 16", "16x16 blocks"), k)
+    points_at(refused(traced(k), "multiple of 16", "16x16 blocks", "round the shape up"), k)
 
 
 @pytest.mark.parametrize("length", [8, 20, 1])
 def test_vector_length_no_target_builds(length):
     def k(a: hk.Tensor[hk.fp32]):
         a[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RV(hk.fp32, length))  # <- here
-    points_at(refused(translated(k, "gfx950"), "register vector", "multiple of 16"), k)
+    points_at(refused(traced(k), "register vector", f"length {length}", "multiple of 16"), k)
+
+
+def test_tile_shape_no_target_builds_is_refused_by_the_interpreter():
+    torch = pytest.importorskip("torch")
+
+    @hk.kernel(**GRID)
+    def k(a: hk.Tensor[hk.fp32]):
+        a[0, 0, 0, 0] = hk.zeros(hk.RT(hk.fp32, 8, 16)) + 1.0  # <- here
+    a = torch.zeros(1, 1, 16, 16)
+    points_at(refused(lambda: k.interpret(a), "register tile with rows 8"), k)
+    assert not a.any(), "the refused call wrote its output"
 
 
 def test_huge_tile_spills():

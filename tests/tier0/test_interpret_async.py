@@ -193,21 +193,21 @@ def warp_sums(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], m: hk.Tensor[hk.fp32
     v = x[hk.tile_coord(0, 0, w, 0)].load(hk.RV(hk.fp32, 64))
     o[hk.tile_coord(0, 0, w, 0)] = hk.group.sum(v)
     top = hk.group.max(v.max())
-    m[hk.tile_coord(0, 0, w, 0)] = hk.zeros(hk.RV(hk.fp32, 1)) + top
+    m[hk.tile_coord(0, 0, w, 0)] = hk.zeros(hk.RV(hk.fp32, 16)) + top
 
 
 def test_block_reduce_combines_warps_in_order():
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((4, 64)) * 10.0 ** rng.integers(0, 9, (4, 64))).astype(np.float32)
     o = np.zeros((1, 1, 4, 64), np.float32)
-    m = np.zeros((1, 1, 4, 1), np.float32)
+    m = np.zeros((1, 1, 4, 16), np.float32)
     run_module(warp_sums.trace().module, [x.reshape(1, 1, 4, 64), o, m])
     in_order = ((x[0] + x[1]) + x[2]) + x[3]  # float32, warp 0 first
     other_order = ((x[3] + x[2]) + x[1]) + x[0]
     assert not np.array_equal(in_order, other_order)  # the order is visible in these values
     for w in range(4):
         np.testing.assert_array_equal(o[0, 0, w], in_order)
-    np.testing.assert_array_equal(m.reshape(4), np.full(4, x.max()))
+    np.testing.assert_array_equal(m.reshape(4, 16), np.full((4, 16), x.max()))
 
 
 @hk.kernel(grid=(1, 1, 1))

@@ -44,15 +44,15 @@ def test_row_and_col_reductions_broadcast_along_their_axis():
 def vector_to_scalar(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     v = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RV(hk.fp32, 64))
     s = v.sum() + v.max() * 10.0 - v.min()
-    o[hk.tile_coord(0, 0, 0, 0)] = hk.zeros(hk.RV(hk.fp32, 4)) + s
+    o[hk.tile_coord(0, 0, 0, 0)] = hk.zeros(hk.RV(hk.fp32, 16)) + s
 
 
 def test_vector_reductions_to_a_scalar():
     x = _rand((1, 64), seed=4)
-    o = np.zeros((1, 1, 1, 4), np.float32)
+    o = np.zeros((1, 1, 1, 16), np.float32)
     run_module(vector_to_scalar.trace().module, [_tile(x), o])
     want = np.float32(x.sum(dtype=np.float32) + x.max() * np.float32(10) - x.min())
-    np.testing.assert_allclose(o.reshape(4), np.full(4, want), rtol=1e-6)
+    np.testing.assert_allclose(o.reshape(16), np.full(16, want), rtol=1e-6)
 
 
 MMA_SHAPES = {  # variant: (a rows, a cols, a layout, b rows, b cols, b layout)
@@ -149,8 +149,8 @@ def test_unary_results_round_to_their_dtype():
 
 @hk.kernel(grid=(1, 1, 1))
 def int_math(x: hk.Tensor[hk.i32], y: hk.Tensor[hk.i32], o: hk.Tensor[hk.i32]):
-    a = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.i32, 4, 8))
-    b = y[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.i32, 4, 8))
+    a = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.i32, 16, 16))
+    b = y[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.i32, 16, 16))
     o[hk.tile_coord(0, 0, 0, 0)] = a / b
     o[hk.tile_coord(0, 0, 1, 0)] = hk.maximum(a, b) - hk.minimum(a, b) * 3
     o[hk.tile_coord(0, 0, 2, 0)] = hk.where(a < b, hk.abs(a), -b)
@@ -158,29 +158,29 @@ def int_math(x: hk.Tensor[hk.i32], y: hk.Tensor[hk.i32], o: hk.Tensor[hk.i32]):
 
 def test_integer_tiles_divide_toward_zero():
     rng = np.random.default_rng(11)
-    x = rng.integers(-50, 50, (1, 1, 4, 8), dtype=np.int32)
-    y = rng.integers(1, 9, (1, 1, 4, 8), dtype=np.int32) * rng.choice([-1, 1], (1, 1, 4, 8))
+    x = rng.integers(-50, 50, (1, 1, 16, 16), dtype=np.int32)
+    y = rng.integers(1, 9, (1, 1, 16, 16), dtype=np.int32) * rng.choice([-1, 1], (1, 1, 16, 16))
     y = y.astype(np.int32)
-    o = np.zeros((1, 1, 12, 8), np.int32)
+    o = np.zeros((1, 1, 48, 16), np.int32)
     run_module(int_math.trace().module, [x, y, o])
     a, b = x[0, 0].astype(np.int64), y[0, 0].astype(np.int64)
-    np.testing.assert_array_equal(o[0, 0, :4], np.trunc(a / b).astype(np.int64))
-    np.testing.assert_array_equal(o[0, 0, 4:8], np.maximum(a, b) - np.minimum(a, b) * 3)
-    np.testing.assert_array_equal(o[0, 0, 8:], np.where(a < b, np.abs(a), -b))
+    np.testing.assert_array_equal(o[0, 0, :16], np.trunc(a / b).astype(np.int64))
+    np.testing.assert_array_equal(o[0, 0, 16:32], np.maximum(a, b) - np.minimum(a, b) * 3)
+    np.testing.assert_array_equal(o[0, 0, 32:], np.where(a < b, np.abs(a), -b))
 
 
 @hk.kernel(grid=(1, 1, 1))
 def casts(x: hk.Tensor[hk.fp32], q: hk.Tensor[hk.i8], f: hk.Tensor[hk.fp8]):
-    t = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 8, 16))
+    t = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 16, 16))
     q[hk.tile_coord(0, 0, 0, 0)] = t.to(hk.i8)
     f[hk.tile_coord(0, 0, 0, 0)] = t.to(hk.fp8)
 
 
 def test_casts_truncate_saturate_and_round():
-    x = _rand((8, 16), seed=12, scale=300.0)
+    x = _rand((16, 16), seed=12, scale=300.0)
     x[0, :4] = [np.nan, np.inf, -np.inf, -0.7]
-    q = np.zeros((1, 1, 8, 16), np.int8)
-    f = np.zeros((1, 1, 8, 16), np.float32)
+    q = np.zeros((1, 1, 16, 16), np.int8)
+    f = np.zeros((1, 1, 16, 16), np.float32)
     run_module(casts.trace("gfx950").module, [_tile(x), q, f])
     want_q = np.clip(np.trunc(np.nan_to_num(x)), -128, 127).astype(np.int8)
     np.testing.assert_array_equal(q[0, 0], want_q)

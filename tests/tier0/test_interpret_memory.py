@@ -80,29 +80,29 @@ def test_grid_count_zero_runs_nothing():
     assert (o == 3.0).all()
 
 
-@hk.kernel(grid=lambda p: (p.o.cols, p.o.rows, p.o.batch))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 16), p.o.rows, p.o.batch))
 def block_index(o: hk.Tensor[hk.i32]):
     x, y, z = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
-    o[hk.tile_coord(z, 0, y, x)] = hk.zeros(hk.RV(hk.i32, 1)) + (z * 100 + y * 10 + x)
+    o[hk.tile_coord(z, 0, y, x)] = hk.zeros(hk.RV(hk.i32, 16)) + (z * 100 + y * 10 + x)
 
 
 def test_grid_runs_every_block_with_its_index():
-    o = np.full((2, 1, 3, 4), -1, np.int32)
+    o = np.full((2, 1, 3, 4 * 16), -1, np.int32)
     run_module(block_index.trace().module, [o])
-    z, _, y, x = np.meshgrid(*(np.arange(n) for n in o.shape), indexing="ij")
-    np.testing.assert_array_equal(o, 100 * z + 10 * y + x)
+    z, _, y, x = np.meshgrid(*(np.arange(n) for n in (2, 1, 3, 4)), indexing="ij")
+    np.testing.assert_array_equal(o, np.repeat(100 * z + 10 * y + x, 16, axis=3))
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 8), p.o.rows, 1))
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 16), p.o.rows, 1))
 def copy_rows(x: hk.Tensor[hk.fp16], o: hk.Tensor[hk.fp16]):
     r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
-    v = x[hk.tile_coord(0, 0, r, c)].load(hk.RV(hk.fp16, 8), pad=-1.0)
+    v = x[hk.tile_coord(0, 0, r, c)].load(hk.RV(hk.fp16, 16), pad=-1.0)
     o[hk.tile_coord(0, 0, r, c)] = v * 2.0
 
 
 def test_vector_load_store_address_rows_in_elements():
-    x = _rand((1, 1, 3, 13), hk.fp16)
-    o = np.zeros((1, 1, 3, 13), np.float32)
+    x = _rand((1, 1, 3, 29), hk.fp16)     # two vectors a row, the second past the edge
+    o = np.zeros((1, 1, 3, 29), np.float32)
     run_module(copy_rows.trace().module, [x, o])
     np.testing.assert_array_equal(o, hk.fp16.round(x * 2))
 
@@ -110,21 +110,22 @@ def test_vector_load_store_address_rows_in_elements():
 @hk.kernel(grid=(1, 1, 1))
 def gather_scatter(x: hk.Tensor[hk.fp32], idx: hk.Tensor[hk.i32], o: hk.Tensor[hk.fp32],
                    g: hk.Tensor[hk.fp32]):
-    rows = idx[hk.tile_coord(0, 0, 0, 0)].load(hk.RV(hk.i32, 8))
-    t = hk.gather(x, rows, hk.RT(hk.fp32, 8, 16), col=0)
+    rows = idx[hk.tile_coord(0, 0, 0, 0)].load(hk.RV(hk.i32, 16))
+    t = hk.gather(x, rows, hk.RT(hk.fp32, 16, 16), col=0)
     g[hk.tile_coord(0, 0, 0, 0)] = t
     hk.scatter(o, rows, t + 1.0, col=0)
 
 
 def test_gather_and_scatter_drop_out_of_range_rows():
     x = _rand((1, 1, 6, 12), hk.fp32)
-    idx = np.array([3, -1, 0, 5, 6, 2, -7, 1], np.int32).reshape(1, 1, 1, 8)
+    idx = np.array([3, -1, 0, 5, 6, 2, -7, 1, 4, 7, -3, 8, 9, -100, 6, 12],
+                   np.int32).reshape(1, 1, 1, 16)
     o = np.full((1, 1, 6, 12), 5.0, np.float32)
-    g = np.full((1, 1, 8, 16), 5.0, np.float32)
+    g = np.full((1, 1, 16, 16), 5.0, np.float32)
     run_module(gather_scatter.trace().module, [x, idx, o, g])
-    want_g = np.zeros((8, 16), np.float32)
+    want_g = np.zeros((16, 16), np.float32)
     want_o = np.full((6, 12), 5.0, np.float32)
-    for i, row in enumerate(idx.reshape(8)):
+    for i, row in enumerate(idx.reshape(16)):
         if 0 <= row < 6:
             want_g[i, :12] = x[0, 0, row]
             want_o[row] = x[0, 0, row] + 1.0

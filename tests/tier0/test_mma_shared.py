@@ -134,15 +134,46 @@ def test_a_b_wider_than_256_rows():
     refused(k, "320x32", "multiple of 8 up to 256", "split B into shared tiles", target="gfx1100")
 
 
-@pytest.mark.parametrize("rows,cols,words", [(8, 32, ("multiple of 16", "16 rows of a")),
-                                             (16, 40, ("K (their columns) must be a multiple",))])
-def test_shapes_a_warpgroup_mma_cannot_take(rows, cols, words):
+MMA_SHARED_SHAPES = [(8, 32, ("multiple of 16", "16 rows of a")),
+                     (16, 40, ("K (their columns) must be a multiple",))]
+
+
+@pytest.mark.parametrize("rows,cols,words", MMA_SHARED_SHAPES, ids=["rows-8", "K-40"])
+def test_shapes_a_warpgroup_mma_cannot_take_are_no_register_tiles(rows, cols, words):
+    """The front end cannot make them: a register tile is whole 16x16 blocks."""
     def k(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
         sb = hk.shared(hk.ST(hk.bf16, 64, cols))
-        acc = hk.zeros(hk.RT(hk.fp32, rows, 64))
+        acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
         acc += a[0, 0, 0, 0].load(hk.RT(hk.bf16, rows, cols)) @ sb.T  # <- here
         c[0, 0, 0, 0] = acc
-    refused(k, *words)
+    refused(k, "register tile", "multiple of 16")
+
+
+def _mma_shared_module(m: int, k: int) -> str:
+    a, s, acc = f"!kt.rt<{m}x{k}xbf16, row>", f"!kt.st<64x{k}xbf16>", f"!kt.rt<{m}x64xf32, row>"
+    return f"""builtin.module attributes {{kt.target = "sm_90a"}} {{
+  func.func @k(%g: !kt.global<bf16>) attributes {{kt.kernel = "k", kt.warps = 4 : i64}} {{
+    %a = "kt.fill"() <{{value = 0.0 : f64}}> : () -> {a}
+    %s = "kt.alloc"() : () -> {s}
+    %acc = "kt.fill"() <{{value = 0.0 : f64}}> : () -> {acc}
+    %r = "kt.mma_shared"(%a, %s, %acc) : ({a}, {s}, {acc}) -> {acc}
+    func.return
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("rows,cols,words", MMA_SHARED_SHAPES, ids=["rows-8", "K-40"])
+def test_shapes_a_warpgroup_mma_cannot_take_in_ir(rows, cols, words):
+    """IR written by hand can hold them: the verify pass refuses the MMA."""
+    from ktile import targets
+    from ktile.ir.printing import parse_module
+    from ktile.passes import run_pipeline
+    module = parse_module(_mma_shared_module(rows, cols), verify=True)
+    with pytest.raises(KernelError) as info:
+        run_pipeline(module, targets.get("sm_90a"))
+    for word in ("mma from shared", f"a is {rows}x{cols}", *words):
+        assert word in str(info.value), str(info.value)
 
 
 def test_other_variants_than_a_times_s_transposed():
