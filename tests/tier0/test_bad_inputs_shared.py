@@ -88,6 +88,12 @@ def reduce_scratch_too_big(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     o[0, 0, 0, 0] = hk.group.sum(x)  # <- here
 
 
+def list_of_shared_tiles_by_device_value(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    bufs = [hk.shared(hk.ST(hk.fp32, 16, 32)), hk.shared(hk.ST(hk.fp32, 16, 32))]
+    for stage in range(hk.cdiv(a.cols, 32)):
+        s = bufs[stage % 2]  # <- here
+
+
 CASES = [
     (store_not_dividing, ("rows and columns must divide", "use rows that divide 48"), 4),
     (store_row_outside, ("row 2 is outside the 32x32 shared tile", "count sub-tiles"), 4),
@@ -106,6 +112,7 @@ CASES = [
                           "s.load(hk.RT(...))"), 4),
     (reduce_under_warp_branch, ("every warp",), 4),
     (reduce_scratch_too_big, ("group reduce's scratch", "bytes"), 8),
+    (list_of_shared_tiles_by_device_value, ("a device scalar is not a Python int",), 4),
 ]
 
 
