@@ -37,6 +37,8 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
     arguments = check_arguments(kernel, tensors)
     scalars = check_scalars(kernel, values)
     check_holds_data(kernel, check_same_device(kernel, arguments))
+    # the requirements read only shapes and constants: a call that fails one costs no trace
+    check_requirements(kernel, kernel.resolve_constants(constants), arguments)
     trace = kernel.trace(target, **constants)
     check_interpreted(kernel, trace, arguments)
     return run_interpreter(trace, arguments, scalars)
@@ -44,10 +46,9 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
 
 def check_interpreted(kernel, trace, arguments) -> None:
     """What a GPU call of the same tensors would check (gpu.GpuCall._prepare), so that a call
-    the interpreter runs is one the GPU runs too: shapes, requirements, layouts and aliasing,
-    the target's index limit, the grid."""
+    the interpreter runs is one the GPU runs too: shapes, layouts and aliasing, the target's
+    index limit, the grid (the requirements are checked before the trace, as on the GPU)."""
     check_coindexed(kernel, trace, arguments)
-    check_requirements(kernel, trace.constants, arguments)
     check_strides(kernel, trace, arguments)
     check_index_limit(kernel, trace.target, arguments, [kernel_strides(a) for a in arguments])
     shapes = [a.shape for a in arguments]

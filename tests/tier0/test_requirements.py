@@ -67,6 +67,15 @@ def test_a_call_that_meets_it_runs():
         fill.interpret(o, N=32)
 
 
+def test_the_interpreter_checks_them_before_tracing():
+    @hk.kernel(grid=lambda p: (1, 1, 1), requires=[(lambda p: p.N == 16, "N is 16")])
+    def fill(o: hk.Tensor[hk.fp32], *, N: hk.Constexpr[int] = 16):
+        o[hk.tile_coord(0, 0, 0, 0)] = hk.zeros(hk.RT(hk.fp32, 16, 32 - N))  # N=32: no trace
+    with pytest.raises(InputError, match="N is 16"):
+        fill.interpret(torch.zeros((1, 1, 16, 16)), N=32)
+    assert not fill._traces
+
+
 def test_a_malformed_requirement_is_refused_at_decoration():
     with pytest.raises(KernelError, match="requires takes \\(predicate, message\\) pairs"):
         @hk.kernel(grid=lambda p: (1, 1, 1), requires=[lambda p: True])
