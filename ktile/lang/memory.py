@@ -145,6 +145,11 @@ class Global(Value):
     @property
     def cols(self) -> Scalar: return self._extent(3)
 
+    @property
+    def tile(self) -> "TileIndexer":
+        """`g.tile[r, c]`: a tile coordinate of 1 to 4 parts (hk-dsl's spelling of `g[r, c]`)."""
+        return TileIndexer(self)
+
     def __getitem__(self, idx) -> "GlobalView":
         return GlobalView(self, to_coord(idx))
 
@@ -153,7 +158,8 @@ class Global(Value):
 
     def __iter__(self):
         raise tracer.error(f"global '{self.name}' cannot be iterated",
-                           hint="index it with a tile coordinate: g[hk.tile_coord(b, d, r, c)]")
+                           hint="index it with a tile coordinate: g[r, c] or "
+                                "g[hk.tile_coord(b, d, r, c)]")
 
 
 class GlobalView:
@@ -195,12 +201,37 @@ def _is_numpy_int(value) -> bool:
 
 
 def to_coord(idx) -> Coord:
+    """`g[idx]`, `g.tile[idx]`: a coordinate, or its parts (`left_padded`)."""
     if isinstance(idx, Coord):
         return idx
-    if isinstance(idx, tuple) and len(idx) == 4:
-        return Coord(idx)
-    raise tracer.error(f"a global is indexed by a tile coordinate of 4 parts (batch, depth, row, "
-                       f"col), got {describe(idx)}", hint="use hk.tile_coord(b, d, r, c)")
+    return Coord(left_padded(idx))
+
+
+def left_padded(idx) -> tuple:
+    """The 1 to 4 parts of an index (one part, or a tuple of them) as (batch, depth, row, col):
+    the missing leading parts are 0, as a tensor of fewer than 4 dimensions is padded with
+    leading extents of 1 at the call (`x[r, c]` is `x[0, 0, r, c]`)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if 1 <= len(parts) <= 4:
+        return (0,) * (4 - len(parts)) + parts
+    raise tracer.error(f"a global is indexed by 1 to 4 parts ([col], [row, col], [depth, row, "
+                       f"col] or [batch, depth, row, col]), got {len(parts)} parts",
+                       hint="index it as g[r, c] (the leading parts are 0) or "
+                            "g[hk.tile_coord(b, d, r, c)]")
+
+
+class TileIndexer:
+    """`g.tile[...]`: `g` at a coordinate in whole tiles of the shape loaded or stored, of 1 to 4
+    parts (`left_padded`), as hk-dsl spells it; the same as `g[...]`."""
+
+    def __init__(self, g: Global):
+        self.g = g
+
+    def __getitem__(self, idx) -> GlobalView:
+        return GlobalView(self.g, to_coord(idx))
+
+    def __setitem__(self, idx, value) -> None:
+        GlobalView(self.g, to_coord(idx)).store(value)
 
 
 def record_coindexing(g: Global, coord: Coord, desc) -> None:

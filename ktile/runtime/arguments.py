@@ -16,7 +16,9 @@ _NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "int32": "i32", "int8": "
 
 @dataclass
 class Argument:
-    """One tensor argument: what the user passed and what the kernel sees."""
+    """One tensor argument as the kernel sees it: `value` is the user's tensor viewed as 4-D
+    (`padded_view`: the same memory, so writes reach the user's tensor) and `shape` its
+    (batch, depth, rows, cols)."""
     name: str
     value: Any
     dtype: DType
@@ -88,30 +90,66 @@ def _check_one(kernel, param, value) -> Argument:
     else:
         raise InputError(f"parameter '{param.name}' must be a tensor (torch.Tensor or numpy "
                          f"array), got {type(value).__name__}", kernel=kernel.name,
-                         hint=f"pass a 4-D tensor of {want!r} for '{param.name}'; constants go "
-                              f"by keyword (name=value)")
+                         hint=f"pass a tensor (1 to 4 dimensions) of {want!r} for "
+                              f"'{param.name}'; constants go by keyword (name=value)")
     matches = got == want.torch_name if is_torch else got == want.name
     if not matches:
         raise InputError(f"parameter '{param.name}' must hold {want!r} elements, got {got}",
                          kernel=kernel.name,
                          hint=f"convert it: x.to(torch.{want.torch_name})" if is_torch else
                          f"convert it to {want.name}")
-    shape = tuple(int(s) for s in value.shape)
-    if len(shape) != 4:
-        raise InputError(f"parameter '{param.name}' must be 4-D (batch, depth, rows, cols), got "
-                         f"shape {shape}", kernel=kernel.name,
-                         hint="view it as 4-D, e.g. x.reshape(1, 1, rows, cols) or x[None, None]")
-    if any(s == 0 for s in shape):
-        raise InputError(f"parameter '{param.name}' is empty (shape {shape})", kernel=kernel.name,
+    given = tuple(int(s) for s in value.shape)
+    check_rank(kernel, param.name, len(given), given)
+    if any(s == 0 for s in given):
+        raise InputError(f"parameter '{param.name}' is empty (shape {given})", kernel=kernel.name,
                          hint="skip the call for empty tensors")
-    return Argument(param.name, value, want, shape, is_torch)  # type: ignore[arg-type]
+    return Argument(param.name, padded_view(value), want, padded_shape(given),  # type: ignore
+                    is_torch)
+
+
+# ---- ranks -------------------------------------------------------------------------------
+
+RANKS = range(1, 5)
+_RANK_SHAPES = "(cols), (rows, cols), (depth, rows, cols) or (batch, depth, rows, cols)"
+
+
+def padded_shape(shape: tuple) -> tuple:
+    """A shape of 1 to 4 extents as the kernel sees it: (batch, depth, rows, cols), the missing
+    leading extents 1, as hk-dsl pads. A 1-D tensor is one row; a 3-D one is one batch."""
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
+def padded_view(value):
+    """The tensor (torch or numpy) as a 4-D view of the same memory: new leading axes of extent
+    1 (indexing with None never copies, whatever the strides)."""
+    missing = 4 - len(value.shape)
+    return value[(None,) * missing] if missing else value
+
+
+def check_rank(kernel, name: str, rank: int, shape: tuple | None = None) -> None:
+    """A tensor parameter has 1 to 4 dimensions. `shape`: shown when known (a fake tensor's
+    symbolic sizes are not read)."""
+    if rank in RANKS:
+        return
+    got = f"shape {shape}" if shape is not None else f"{rank} dimensions"
+    if rank == 0:
+        raise InputError(f"parameter '{name}' is a 0-D tensor ({got}); a kernel reads a tensor of "
+                         f"1 to 4 dimensions, {_RANK_SHAPES}", kernel=kernel.name,
+                         hint=f"pass it as a 1-element tensor ({name}.reshape(1)), or pass a "
+                              f"number as a constant by keyword (NAME=value)")
+    raise InputError(f"parameter '{name}' has {rank} dimensions ({got}); a kernel reads a tensor "
+                     f"of 1 to 4 dimensions, {_RANK_SHAPES}", kernel=kernel.name,
+                     hint=f"merge its leading dimensions into the batch: "
+                          f"{name}.reshape(-1, *{name}.shape[-3:]) (a view when they are "
+                          f"contiguous)")
+
 
 
 def _check_dense(kernel, param, value) -> None:
     """A nested or sparse tensor has no single strided block of memory for the kernel to read."""
     if getattr(value, "is_nested", False):
         raise InputError(f"parameter '{param.name}' is a nested tensor; a kernel reads one dense "
-                         f"4-D tensor per parameter", kernel=kernel.name,
+                         f"tensor per parameter", kernel=kernel.name,
                          hint=f"pad it to one shape (torch.nested.to_padded_tensor({param.name}, "
                               f"0.0)) or call the kernel once per component")
     layout = getattr(value, "layout", None)

@@ -10,8 +10,9 @@ The op's arguments are the kernel's tensor parameters; the ones the kernel store
 
 - the eager call (`TorchOp.__call__`) runs every check before torch's dispatcher is entered,
   so a mistake surfaces as a ktile `InputError` naming the parameter and the fix;
-- the fake (meta) implementation checks dtype, rank, device and the shapes the kernel needs to
-  agree, symbolically (no specialisation on sizes), and does nothing else;
+- the fake (meta) implementation checks dtype, rank (1 to 4 dimensions, padded on the left to
+  4-D as every call is), device and the shapes the kernel needs to agree, symbolically (no
+  specialisation on sizes), and does nothing else;
 - runtime scalars (`eps: float`, `seed: int`) are the op's too: passed as to the kernel (by
   position among the tensors or by keyword), in the schema after the tensors as `float` /
   `int` arguments, checked on every call; a new value is no new op, trace or build;
@@ -31,8 +32,8 @@ import torch
 
 from ..errors import InputError
 from ..lang.kernel import Kernel
-from .arguments import (check_arguments, check_coindexed, check_same_device, check_scalars,
-                        copy_fix, split_scalars)
+from .arguments import (check_arguments, check_coindexed, check_rank, check_same_device,
+                        check_scalars, copy_fix, padded_shape, split_scalars)
 from .launch import gpu_call, launch
 
 NAMESPACE = "ktile"
@@ -160,6 +161,8 @@ class TorchOp:
             if device.type == "cuda":
                 check_not_first_in_capture(self, device)
         elif device.type == "cpu":  # the interpreter's launch does not check layouts
+            for param, t in zip(self.kernel.params, tensors):  # a layout has 1 to 4 strides
+                check_rank(self.kernel, param.name, t.dim())
             check_layout(self, tensors)
         launch(self.kernel, tensors, self.constants, self.target)
         self._built_on.add(device)
@@ -337,10 +340,7 @@ def _check_dtype_and_rank(op: TorchOp, param, t: torch.Tensor) -> None:
         raise InputError(f"parameter '{param.name}' must hold {param.spec.dtype!r} elements, got "
                          f"{str(t.dtype).removeprefix('torch.')}", kernel=op.kernel.name,
                          hint=f"convert it: x.to({want})")
-    if t.dim() != 4:
-        raise InputError(f"parameter '{param.name}' must be 4-D (batch, depth, rows, cols), got "
-                         f"{t.dim()}-D", kernel=op.kernel.name,
-                         hint="view it as 4-D, e.g. x.reshape(1, 1, rows, cols)")
+    check_rank(op.kernel, param.name, t.dim())
 
 
 def _check_same_shape(op: TorchOp, tensors: tuple, group: tuple[int, ...]) -> None:
@@ -348,7 +348,9 @@ def _check_same_shape(op: TorchOp, tensors: tuple, group: tuple[int, ...]) -> No
     first = tensors[group[0]]
     for k in group[1:]:
         other = tensors[k]
-        if all(expect_true(a == b) for a, b in zip(first.shape, other.shape)):
+        # compared as the kernel sees them: (R, C) and (1, R, C) agree
+        if all(expect_true(a == b) for a, b in zip(padded_shape(tuple(first.shape)),
+                                                   padded_shape(tuple(other.shape)))):
             continue
         raise InputError(f"parameters '{op.params[group[0]]}' {tuple(first.shape)} and "
                          f"'{op.params[k]}' {tuple(other.shape)} are used at the same tile "

@@ -172,10 +172,10 @@ def test_vector_broadcast_length():
     assert_points_at(err, k)
 
 
-def test_tile_coordinate_with_three_parts():
+def test_tile_coordinate_with_five_parts():
     def k(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
-        o[0, 0, 0, 0] = a[0, 0, 0].load(hk.RT(hk.fp32, 16, 16))  # <- here
-    err = refused(lambda: hk.kernel(**GRID)(k), "4 parts", "hk.tile_coord")
+        o[0, 0, 0, 0] = a[0, 0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))  # <- here
+    err = refused(lambda: hk.kernel(**GRID)(k), "1 to 4 parts", "got 5", "hk.tile_coord")
     assert_points_at(err, k)
 
 
@@ -309,8 +309,9 @@ def test_call_with_wrong_dtype():
 
 
 def test_call_with_wrong_rank():
-    with pytest.raises(hk.InputError, match=r"(?s)parameter 'a' must be 4-D.*\(16, 64\).*reshape"):
-        add(bf16(16, 64), bf16(1, 1, 16, 64), bf16(1, 1, 16, 64))
+    with pytest.raises(hk.InputError,
+                       match=r"(?s)parameter 'a' has 5 dimensions.*\(2, 1, 1, 16, 64\).*reshape"):
+        add(bf16(2, 1, 1, 16, 64), bf16(1, 1, 16, 64), bf16(1, 1, 16, 64))
 
 
 def test_call_with_mismatched_shapes():

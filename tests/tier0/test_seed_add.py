@@ -37,7 +37,9 @@ def test_seed_add_refuses_bad_tensors():
     good = torch.zeros(1, 1, 16, 64, dtype=torch.bfloat16)
     with pytest.raises(hk.InputError, match="must hold hk.bf16"):
         add(good, good.float(), good)
-    with pytest.raises(hk.InputError, match="must be 4-D"):
-        add(good[0, 0], good[0, 0], good[0, 0])
+    with pytest.raises(hk.InputError, match="'a' has 5 dimensions"):
+        add(good[None], good, good)
+    with pytest.raises(hk.InputError, match="'o' is a 0-D tensor"):
+        add(good, good, good[0, 0, 0, 0])
     with pytest.raises(hk.InputError, match="differ in shape"):
         add(good, torch.zeros(1, 1, 16, 65, dtype=torch.bfloat16), good)

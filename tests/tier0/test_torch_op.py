@@ -202,10 +202,12 @@ def test_wrong_dtype(add_op):
         add_op(a, b.float(), o)
 
 
-def test_not_4d(add_op):
+def test_rank_outside_one_to_four(add_op):
     a, b, o = add_inputs()
-    with pytest.raises(hk.InputError, match="parameter 'a' must be 4-D"):
-        add_op(a[0], b, o)
+    with pytest.raises(hk.InputError, match="parameter 'a' has 5 dimensions"):
+        add_op(a[None], b, o)
+    with pytest.raises(hk.InputError, match="parameter 'b' is a 0-D tensor"):
+        add_op(a, b[0, 0, 0, 0], o)
 
 
 def test_non_contiguous_last_dim(add_op):
