@@ -39,13 +39,15 @@ SOURCE_NAME = "emulator.cpp"
 PROGRAM_NAME = "emulator"
 COMPILE_TIMEOUT_S = 600
 
-_ENTRY = re.compile(r'extern "C" __global__ __launch_bounds__\((\d+)\) void (\w+)\(')
+_ENTRY = re.compile(r'extern "C" __global__ __launch_bounds__\((\d+)\) void (\w+)\(([^)]*)\)')
 _MAIN = """
 #include "ktile/emulation/harness.hpp"
 int main(int argc, char** argv) {{
-  return kt::emulation::run_kernel({kernel}, {kernel}__grid, argc, argv);
+  return kt::emulation::with_scalars<{scalars}>::run_kernel({kernel}, {kernel}__grid, argc, argv);
 }}
 """
+# the C++ types of a kernel's runtime scalar parameters (codegen/cpp_types.py spells them)
+_SCALAR_PARAM = re.compile(r"^(float|int32_t) v\d+$")
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,10 @@ def program_source(source: str) -> tuple[str, str, int]:
                           "__launch_bounds__(N) void name(...) and name__grid)",
                           hint="emulate C++ that ktile generated for an AMD target")
     kernel = found.group(2)
-    return source + _MAIN.format(kernel=kernel), kernel, int(found.group(1))
+    scalars = [m.group(1) for p in found.group(3).split(",")
+               if (m := _SCALAR_PARAM.match(p.strip()))]
+    return (source + _MAIN.format(kernel=kernel, scalars=", ".join(scalars)), kernel,
+            int(found.group(1)))
 
 
 def build_emulator(source: str, target, *, cache: BuildCache | None = None) -> Emulator:

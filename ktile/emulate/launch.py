@@ -54,8 +54,17 @@ def as_launch_tensor(argument, strides, written: bool) -> LaunchTensor:
     return LaunchTensor(argument.name, value, tuple(strides), written)
 
 
+def scalar_bytes(values, kinds) -> bytes:
+    """The runtime scalars after the tensors: their count, then 8 bytes each, the value's f32
+    or i32 bytes first (harness.hpp's scalar_of)."""
+    parts = [struct.pack("<q", len(values))]
+    for value, kind in zip(values, kinds):
+        parts.append(struct.pack("<f" if kind == "float" else "<i", value) + bytes(4))
+    return b"".join(parts)
+
+
 def launch_bytes(tensors: list[LaunchTensor], *, threads: int, wave_size: int, lds_dynamic: int,
-                 lds_limit: int) -> bytes:
+                 lds_limit: int, scalars: bytes = scalar_bytes((), ())) -> bytes:
     parts = [MAGIC, struct.pack("<5q", threads, wave_size, lds_dynamic, lds_limit, len(tensors))]
     for t in tensors:
         name = t.name.encode()
@@ -67,6 +76,7 @@ def launch_bytes(tensors: list[LaunchTensor], *, threads: int, wave_size: int, l
         parts.append(span.contiguous().numpy().tobytes())
         if t.written:
             parts.append(t.element_mask())
+    parts.append(scalars)
     return b"".join(parts)
 
 

@@ -11,21 +11,25 @@ from pathlib import Path
 
 from ..errors import InputError, KernelError
 from ..runtime.arguments import check_arguments, check_coindexed, check_requirements
-from ..runtime.arguments import check_strides, kernel_strides
+from ..runtime.arguments import check_scalars, check_strides, kernel_strides, split_scalars
 from .build import build_emulator
-from .launch import as_launch_tensor, read_results, write_launch
+from .launch import as_launch_tensor, read_results, scalar_bytes, write_launch
 from .report import VIOLATION_EXIT, EmulationError, failure_error, parse_violation, violation_error
 
 RUN_TIMEOUT_S = 600.0
 
 
-def emulate(kernel, *tensors, target: str | None = None, timeout: float = RUN_TIMEOUT_S,
+def emulate(kernel, *args, target: str | None = None, timeout: float = RUN_TIMEOUT_S,
             source: str | None = None, **constants) -> None:
     """Run `kernel` on CPU tensors (torch, or numpy where the dtype allows) under wave emulation
     of AMD `target` (default: the kernel's, else KTILE_TARGET, else gfx1100); in place, as a
     GPU call. A broken ISA precondition raises an EmulationError at the kernel's line.
     `source`: C++ to run instead of the generated (an edited copy of it: tests plant bugs)."""
     _check_timeout(kernel, timeout)
+    if kernel.scalars:   # runtime scalars by position or keyword, as a call binds them
+        args = kernel._binding.bind(args, constants)
+    tensors, values = split_scalars(kernel, args)
+    values = check_scalars(kernel, values)
     trace = kernel.trace(target, **constants)
     if trace.target.vendor != "amd":
         raise KernelError(f"wave emulation runs AMD targets; {trace.target.name} is not one",
@@ -44,7 +48,8 @@ def emulate(kernel, *tensors, target: str | None = None, timeout: float = RUN_TI
         raise EmulationError(f"the C++ launch bounds ({emulator.threads}) are not the kernel's "
                              f"{trace.warps} warps", kernel=kernel.name, target=trace.target.name)
     facts = dict(threads=emulator.threads, wave_size=trace.target.wave_size,
-                 lds_dynamic=_lds_bytes(trace), lds_limit=trace.target.lds_bytes)
+                 lds_dynamic=_lds_bytes(trace), lds_limit=trace.target.lds_bytes,
+                 scalars=scalar_bytes(values, [s.dtype.kind for s in kernel.scalars]))
     with tempfile.TemporaryDirectory(prefix="ktile-emulate-") as folder:
         launch_path, result_path = Path(folder) / "launch", Path(folder) / "result"
         write_launch(launch_path, launch, **facts)

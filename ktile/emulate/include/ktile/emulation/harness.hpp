@@ -2,8 +2,12 @@
 //
 //   int main(int argc, char** argv) { return kt::emulation::run_kernel(add, add__grid, argc, argv); }
 //
+// A kernel taking runtime scalars after its globals runs as
+//   kt::emulation::with_scalars<float, int32_t>::run_kernel(k, k__grid, argc, argv)
+// (the launch carries their values after the tensors).
+//
 // `emulator LAUNCH RESULT`: reads the launch (ktile/emulate/launch.py writes it: the block
-// shape, the LDS sizes and every tensor argument's bytes), computes the grid with the kernel's
+// shape, the LDS sizes, every tensor argument's bytes and each runtime scalar's), computes the grid with the kernel's
 // own grid function, runs the blocks one after another (lanes.hpp), and writes the bytes of
 // every argument the kernel writes to RESULT. Exit 0: done; `violation_exit`: a precondition
 // broke (report.hpp); 2: the launch file is unusable.
@@ -34,6 +38,7 @@ struct tensor_launch {
 struct launch {
   int64_t threads, wave_size, lds_dynamic, lds_limit;
   std::vector<tensor_launch> tensors;
+  std::vector<uint64_t> scalars;   // each runtime scalar's bytes, in the low ones (little-endian)
 };
 
 namespace detail {
@@ -89,6 +94,10 @@ inline launch read_launch(const char* path, global_memory& global) {
   in.lds_dynamic = read_i64(f), in.lds_limit = read_i64(f);
   const int64_t count = read_i64(f);
   for (int64_t i = 0; i < count; ++i) in.tensors.push_back(read_tensor(f, global));
+  const int64_t scalars = read_i64(f);
+  if (scalars < 0 || scalars > 64) unusable("bad runtime scalar count");
+  in.scalars.resize(static_cast<size_t>(scalars));
+  for (auto& s : in.scalars) read_exactly(f, &s, 8);
   std::fclose(f);
   return in;
 }
@@ -114,23 +123,39 @@ std::tuple<kt::gl<T>...> globals_of(const launch& in, std::index_sequence<I...>)
   return std::tuple<kt::gl<T>...>(global_of<T>(in.tensors[I])...);
 }
 
+template <class S> S scalar_of(uint64_t bits) {
+  static_assert(sizeof(S) <= 8, "a runtime scalar fits its 8 launch bytes");
+  S value;
+  std::memcpy(&value, &bits, sizeof(S));
+  return value;
+}
+
+template <class... S, size_t... I>
+std::tuple<S...> scalars_of(const launch& in, std::index_sequence<I...>) {
+  return std::tuple<S...>(scalar_of<S>(in.scalars[I])...);
+}
+
 }  // namespace detail
 
+// The kernel takes its globals, then runtime scalars of types S... (none: `run_kernel` below).
+template <class... S> struct with_scalars {
 template <class... T>
-int run_kernel(void (*kernel)(kt::gl<T>...), kt::dim3 (*grid)(const kt::gl<T>&...), int argc, char** argv) {
+static int run_kernel(void (*kernel)(kt::gl<T>..., S...), kt::dim3 (*grid)(const kt::gl<T>&...), int argc, char** argv) {
   if (argc != 3) detail::unusable("usage: emulator LAUNCH RESULT");
   emulated_machine& m = machine();
   const launch in = detail::read_launch(argv[1], m.global);
   if (in.tensors.size() != sizeof...(T)) detail::unusable("the launch's argument count is not the kernel's");
+  if (in.scalars.size() != sizeof...(S)) detail::unusable("the launch's runtime scalar count is not the kernel's");
   if (in.wave_size != kt::isa::wave_size) detail::unusable("the launch's wave size is not the target's");
   if (in.threads <= 0 || in.threads % in.wave_size != 0 || in.threads > 1024) detail::unusable("bad block size");
-  auto args = detail::globals_of<T...>(in, std::index_sequence_for<T...>{});
+  auto globals = detail::globals_of<T...>(in, std::index_sequence_for<T...>{});
+  auto args = std::tuple_cat(globals, detail::scalars_of<S...>(in, std::index_sequence_for<S...>{}));
   m.lanes = std::make_unique<block_lanes>(static_cast<int>(in.threads), static_cast<int>(in.wave_size));
   struct call {
-    void (*kernel)(kt::gl<T>...);
-    std::tuple<kt::gl<T>...>* args;
+    void (*kernel)(kt::gl<T>..., S...);
+    decltype(args)* args;
   } body{kernel, &args};
-  const kt::dim3 blocks = std::apply(grid, args);
+  const kt::dim3 blocks = std::apply(grid, globals);
   for (kt::index_t z = 0; z < blocks.z; ++z)
     for (kt::index_t y = 0; y < blocks.y; ++y)
       for (kt::index_t x = 0; x < blocks.x; ++x) {
@@ -143,6 +168,12 @@ int run_kernel(void (*kernel)(kt::gl<T>...), kt::dim3 (*grid)(const kt::gl<T>&..
       }
   detail::write_results(argv[2], in);
   return 0;
+}
+};
+
+template <class... T>
+int run_kernel(void (*kernel)(kt::gl<T>...), kt::dim3 (*grid)(const kt::gl<T>&...), int argc, char** argv) {
+  return with_scalars<>::run_kernel(kernel, grid, argc, argv);
 }
 
 }  // namespace kt::emulation
