@@ -10,12 +10,27 @@ from importlib import import_module
 from .dtypes import bf16, fp8, fp16, fp32, i8, i32
 from .errors import InputError, InternalError, KernelError, KernelWarning, KtileError
 from .ir import elementwise as _elementwise  # the elementwise functions' table (light)
-from .lang.kernel import Kernel, KernelTrace, func, kernel
+from .lang.kernel import Kernel, KernelTrace, bind_runtime, func, kernel
 from .lang.types import RT, RV, ST, SV, Constexpr, Scalar, Tensor
 
 __version__ = "0.1.0"
 
 float32, float16, bfloat16, int32, int8 = fp32, fp16, bf16, i32, i8
+
+def _load_runtime():
+    """What a kernel is built, launched and has its scalars checked with. ktile.lang sits above
+    the runtime and does not import it; the package hands it over here (loaded on first use)."""
+    from types import SimpleNamespace
+
+    from .runtime.arguments import scalar_value_refusal
+    from .runtime.build import BuildLimits, build_trace
+    from .runtime.launch import launch
+    return SimpleNamespace(launch=launch, build_trace=build_trace, BuildLimits=BuildLimits,
+                           scalar_value_refusal=scalar_value_refusal)
+
+
+bind_runtime(_load_runtime)
+del bind_runtime
 
 # name -> module that defines it; loaded on first use (PEP 562)
 _LAZY = {name: "ktile.lang.builtins" for name in (

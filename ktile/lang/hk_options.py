@@ -58,9 +58,9 @@ def build_limits(k):
     options = getattr(k, "hk_options", {})
     if options.get("max_vgprs") is None and options.get("min_occupancy") is None:
         return None
-    from ..runtime.build import BuildLimits
-    return BuildLimits(max_vgprs=options.get("max_vgprs"),
-                       min_occupancy=options.get("min_occupancy"))
+    from .kernel import runtime   # lang does not import the runtime: the bound one's limits
+    return runtime().BuildLimits(max_vgprs=options.get("max_vgprs"),
+                                 min_occupancy=options.get("min_occupancy"))
 
 
 # ---- looser constants ---------------------------------------------------------------------------

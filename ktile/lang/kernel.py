@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import config
-from ..errors import InputError, KernelError, KernelWarning, SourceLoc
+from ..errors import InputError, InternalError, KernelError, KernelWarning, SourceLoc
 from .types import CONSTEXPR_KINDS, SCALAR_DTYPES, ConstexprSpec, ScalarSpec, TensorSpec
 
 DIM_NAMES = ("batch", "depth", "rows", "cols")
@@ -222,8 +222,8 @@ class Kernel:
         the resource gate: a `ktile.runtime.build.Build` (`.code_path`, `.report()`).
         `limits`: a `ktile.runtime.build.BuildLimits(max_vgprs=..., min_occupancy=...)` the
         build must also meet (AMD targets)."""
-        from ..runtime.build import BuildLimits, build_trace
-        return build_trace(self.trace(target, **constants), limits=limits or BuildLimits())
+        rt = runtime()
+        return rt.build_trace(self.trace(target, **constants), limits=limits or rt.BuildLimits())
 
     def rewritten(self) -> Callable:
         if self._rewritten is None:
@@ -245,10 +245,9 @@ class Kernel:
 
     def interpret(self, *args, target: str | None = None, **constants):
         """Run on the CPU interpreter, whatever hardware is present."""
-        from ..runtime.launch import launch
         if self.scalars:
             args = self._binding.bind(args, constants)
-        return launch(self, args, constants, target, backend="interpret")
+        return runtime().launch(self, args, constants, target, backend="interpret")
 
 
 class _CallBinding:
@@ -306,15 +305,36 @@ class _CallBinding:
         return (*(given[n] for n in self.tensors), *(given[s.name] for s in self.scalars))
 
 
-_LAUNCH: Callable | None = None   # ktile.runtime.launch.launch, bound on the first call
+# ---- the runtime ------------------------------------------------------------------------------
+# lang sits above the runtime and never imports it: ktile/__init__.py binds a loader of what a
+# kernel is built, launched and has its scalars checked with (ktile.runtime's), called once.
+_RUNTIME_LOADER: Callable[[], Any] | None = None
+_RUNTIME: Any = None
+_LAUNCH: Callable | None = None   # runtime().launch, bound on the first call
+
+
+def bind_runtime(loader: Callable[[], Any]) -> None:
+    """Hand lang the runtime: `loader()` returns an object with `launch`, `build_trace`,
+    `BuildLimits` and `scalar_value_refusal` (ktile/__init__.py's `_load_runtime`)."""
+    global _RUNTIME_LOADER, _RUNTIME, _LAUNCH
+    _RUNTIME_LOADER, _RUNTIME, _LAUNCH = loader, None, None
+
+
+def runtime() -> Any:
+    """The bound runtime, loaded on first use (importing ktile stays light)."""
+    global _RUNTIME
+    if _RUNTIME is None:
+        if _RUNTIME_LOADER is None:
+            raise InternalError("no runtime is bound to ktile.lang (ktile/__init__.py binds it)")
+        _RUNTIME = _RUNTIME_LOADER()
+    return _RUNTIME
 
 
 def _load_launch() -> Callable:
     """Bind the launch function once: a call's host overhead is part of its cost."""
     global _LAUNCH
-    from ..runtime.launch import launch
-    _LAUNCH = launch
-    return launch
+    _LAUNCH = runtime().launch
+    return _LAUNCH
 
 
 def check_target(name: object, what: str, *, loc: SourceLoc | None = None,
@@ -431,8 +451,7 @@ def _scalar_param(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> ScalarPa
             return None
         ann = ScalarSpec(SCALAR_DTYPES[ann])
     if p.default is not inspect.Parameter.empty:
-        from ..runtime.arguments import scalar_value_refusal
-        why = scalar_value_refusal(ann.dtype, p.default)
+        why = runtime().scalar_value_refusal(ann.dtype, p.default)
         if why is not None:
             raise KernelError(f"runtime scalar '{p.name}' is {ann!r} but its default "
                               f"{p.default!r} {why}", loc=at, kernel=fn.__name__,
