@@ -1,5 +1,7 @@
 """07 dropout: Triton's low-memory dropout tutorial; hk.rand gives the draws of tl.rand, so the
 same elements are kept for the same seed and offsets."""
+import numpy as np
+
 import ktile as hk
 
 from common import example_main, max_abs_error, runner, torch_rand
@@ -19,7 +21,8 @@ def dropout(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, P: hk.Constexpr[flo
     offsets = rows * x.cols + cols                 # the flat element index, as in the tutorial
     keep = hk.rand(SEED, offsets) > P
     xs = x[idx].load(hk.RT(hk.fp32, 16, 64))
-    o[idx] = hk.where(keep, xs / (1 - P), 0.0)
+    kept_share = float(np.float32(1) - np.float32(P))   # in float32, as Triton and the reference
+    o[idx] = hk.where(keep, xs / kept_share, 0.0)
 
 
 KERNELS = [(dropout, {})]
