@@ -117,6 +117,7 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("rsqrt", lambda np, x: 1 / np.sqrt(x)),   # two IEEE roundings
     _float_unary("silu", lambda np, x: x * _sigmoid(np, x)),
     _float_unary("gelu", _gelu),
+    _float_unary("erf", lambda np, x: _erf_double(np, x).astype(np.result_type(x))[()]),
     _float_unary("sigmoid", _sigmoid),
     _float_unary("tanh", lambda np, x: np.tanh(x)),
     _float_unary("sin", lambda np, x: np.sin(x)),

@@ -45,6 +45,7 @@ KT_ELEMENT_FN float sigmoid_f(float x) { return 1.0f / (1.0f + math::exp_f(-x));
   X(rsqrt, 1.0f / math::sqrt_f(x)) /* two IEEE roundings, as the reference's 1/sqrt */       \
   X(silu, x * sigmoid_f(x))                                                                  \
   X(gelu, math::gelu_f(x))                                                                   \
+  X(erf, static_cast<float>(math::erf_d(static_cast<double>(x)))) /* rounded once */         \
   X(sigmoid, sigmoid_f(x))                                                                   \
   X(tanh, math::tanh_f(x))                                                                   \
   X(sin, math::sin_f(x))                                                                     \
