@@ -48,7 +48,9 @@ class LaunchTensor:
 
 
 def as_launch_tensor(argument, strides, written: bool) -> LaunchTensor:
-    """A checked argument (ktile.runtime.arguments.Argument) as the emulator gets it."""
+    """A checked argument (ktile.runtime.arguments.Argument) as the emulator gets it. Its value
+    is already the 4-D view of a tensor of 1 to 4 dimensions (`arguments.padded_view`), as the
+    launch record's four extents and strides need; the span and results are the user's memory."""
     import torch
     value = argument.value if argument.is_torch else torch.from_numpy(argument.value)
     return LaunchTensor(argument.name, value, tuple(strides), written)

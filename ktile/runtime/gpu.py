@@ -14,6 +14,10 @@ a signature no map can describe runs the kernel traced without TMA copies). It t
 tuple, writes the data pointers into the parameter block (checking their alignment) and
 launches once on torch's current stream.
 
+A tensor of 1 to 3 dimensions is checked, gridded and packed as its padded 4-D shape
+(`arguments.padded_shape`, a view); the signature holds the tensor's own shape and strides,
+which determine the padded ones, so the fast path does no padding.
+
 The loader is chosen by `target.vendor` from `LOADERS`; nothing here names a backend.
 """
 from __future__ import annotations
