@@ -560,14 +560,15 @@ def test_a_torch_op_name_another_kernel_holds(op):
     (lambda op: op(fp32(1, 1, 16, 64)), ("takes 2 tensors (a, o), got 1",)),
     (lambda op: op(fp32(1, 1, 16, 64).half(), fp32(1, 1, 16, 64)),
      ("parameter 'a'", "fp32", "float16")),
-    (lambda op: op(fp32(16, 64), fp32(1, 1, 16, 64)), ("parameter 'a'", "4-D")),
+    (lambda op: op(fp32(1, 1, 1, 16, 64), fp32(1, 1, 16, 64)),
+     ("parameter 'a'", "5 dimensions", "1 to 4")),
     (lambda op: op(fp32(1, 1, 16, 64), fp32(1, 1, 64, 16).transpose(2, 3)),
      ("parameter 'o'", "stride 16 in its last dimension", "freshly allocated")),
     (lambda op: op(fp32(1, 1, 16, 64), fp32(1, 1, 1, 64).expand(1, 1, 16, 64)),
      ("parameter 'o' is written", "share memory")),
     (lambda op: op(fp32(1, 1, 16, 64).to("meta"), fp32(1, 1, 16, 64)),
      ("different devices", "'a' on meta", "'o' on cpu")),
-], ids=["keyword-constant", "numpy-array", "no-tensors", "too-few", "wrong-dtype", "2-d",
+], ids=["keyword-constant", "numpy-array", "no-tensors", "too-few", "wrong-dtype", "5-d",
         "strided-output", "broadcast-output", "mixed-devices"])
 def test_a_torch_op_called_with_bad_arguments(op, call, words):
     refused(lambda: call(op), *words, kind=InputError)
@@ -575,7 +576,7 @@ def test_a_torch_op_called_with_bad_arguments(op, call, words):
 
 @pytest.mark.parametrize("shapes,words", [
     (((1, 1, 16, 64), (1, 1, 16, 64)), ()),
-    (((1, 1, 16, 64), (16, 64)), ("parameter 'o'", "4-D")),
+    (((1, 1, 16, 64), (1, 1, 1, 16, 64)), ("parameter 'o'", "5 dimensions")),
     (((1, 1, 16, 64), (1, 1, 32, 64)), ("same tile coordinates", "differ in shape")),
 ], ids=["accepted", "fake-rank", "fake-shapes-differ"])
 def test_a_torch_op_on_fake_tensors_checks_symbolically(op, shapes, words):
