@@ -96,9 +96,30 @@ def user_op_name(op: Operation) -> str:
 
 
 def verify_module(module: ModuleOp) -> None:
-    """xDSL's verification of every op, each failure a KernelError at the op that fails: the kt
-    ops' relations (verifiers.py) raise one already; another dialect's op (func, arith, scf)
-    is found again and named."""
+    """Complete verification (ir/verification.py: every check of xDSL's `module.verify()`,
+    and SSA dominance), each failure a KernelError at the op that fails: the kt ops'
+    relations (verifiers.py) raise one already; another dialect's op (func, arith, scf) is
+    found again and named. A clean module costs one walk of compiled checks; only a failing
+    one runs xDSL's own verification, so the message is xDSL's."""
+    from .verification import first_failure
+    failure = first_failure(module)
+    if failure is None:
+        return
+    _verify_with_xdsl(module)
+    if failure.operand is not None:
+        raise dominance_error(failure.op, failure.operand)
+
+
+def verify_ops(module: ModuleOp, ops) -> None:
+    """`verify_module` restricted to `ops` (each checked alone, not its nested ops): what a
+    pass that changed only these ops (their types, properties or attributes) must re-check."""
+    from .verification import failing_ops
+    if failing_ops(ops) is not None:
+        _verify_with_xdsl(module)
+
+
+def _verify_with_xdsl(module: ModuleOp) -> None:
+    """xDSL's `module.verify()`, its failure as a KernelError at the failing op."""
     from xdsl.utils.exceptions import VerifyException
     try:
         module.verify()
@@ -106,6 +127,15 @@ def verify_module(module: ModuleOp) -> None:
         raise
     except VerifyException as err:
         raise located_verify_error(module, err) from None
+
+
+def dominance_error(op: Operation, operand: int) -> KernelError:
+    """Operand `operand` of `op` is used where its definition does not reach."""
+    return error_at(op, f"operand {operand + 1} of {op.name} is used where its value is not "
+                        f"defined: a value must be defined before its use, in the same block "
+                        f"or one enclosing it (not inside another op's region, nor outside "
+                        f"the function)",
+                    hint="define the value before the op that uses it", what=op.name)
 
 
 def located_verify_error(module: ModuleOp, err: Exception) -> KernelError:

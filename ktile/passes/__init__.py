@@ -13,6 +13,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ..errors import KernelWarning
+from ..ir.query import verify_module, verify_ops
+from ..ir.verification import changed_ops, op_states
 from ..targets.base import Target
 from .budgets import Budgets
 from .fragments import Fragments
@@ -34,22 +36,40 @@ PASSES: dict[str, type[ModulePass]] = {p.name: p for p in PIPELINE}
 
 
 def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
-    """Checks and annotates a traced module in place; returns the warnings for the author."""
+    """Checks and annotates a traced module in place; returns the warnings for the author.
+
+    The module is verified completely once, before the first pass (ir/verification.py);
+    after each pass, only what the pass changed is verified again (`verify_pass_result`)."""
     from ..ir.dialect import shared_context
 
     if "kt.target" not in module.attributes:
         module.attributes["kt.target"] = StringAttr(target.name)
     ctx = shared_context()
+    verify_module(module)
+    states = op_states(module)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", KernelWarning)
         for pass_class in PIPELINE:
             pass_class().apply(ctx, module)
-            module.verify()
+            states = verify_pass_result(module, states)
     for w in caught:
         if not issubclass(w.category, KernelWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return [str(w.message) for w in caught if issubclass(w.category, KernelWarning)]
 
 
-__all__ = ["PIPELINE", "PASSES", "run_pipeline", "Budgets", "Fragments", "LdsAlloc",
+def verify_pass_result(module: ModuleOp, before: dict) -> dict:
+    """Verifies what a pass changed (the ops it retyped or annotated, their readers and their
+    region owners; the whole module when it added, removed or moved ops) and returns the
+    module's new state. Ops a pass did not touch were verified before it and still hold."""
+    after = op_states(module)
+    changed = changed_ops(before, after)
+    if changed is None:
+        verify_module(module)
+    else:
+        verify_ops(module, changed)
+    return after
+
+
+__all__ = ["PIPELINE", "PASSES", "run_pipeline", "verify_pass_result", "Budgets", "Fragments", "LdsAlloc",
            "TensorMaps", "Verify", "Waits"]

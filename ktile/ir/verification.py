@@ -1,0 +1,436 @@
+"""Complete verification of a module at a small cost: xDSL's generic checks compiled once per
+op class, plus SSA dominance, which xDSL does not check.
+
+Invariant: `first_failure(module)` is None only if `module.verify()` (xDSL) would pass AND every
+operand is defined before its use, in its own block or an enclosing one, and never above an
+isolated op (a func). "Complete" means exactly that: for every op, what xDSL checks of it
+(no erased operands; terminators where a region needs one; parent pointers; operand, result,
+region and successor counts and each one's type constraint; region entry-argument
+constraints; required and undeclared properties; attribute constraints; the op's traits; its
+own `verify_`, i.e. the kt relations of verifiers.py), and dominance on top.
+
+How it is cheap: an op class's IRDL definition is compiled once into an *acceptor*, a test
+that may only say yes when xDSL's definition check would pass: a count per construct, an
+isinstance per value of a base type, equality across the values of one type variable, and
+for any other constraint the constraint itself, its verdict on an (immutable, hashable)
+attribute memoized. Whatever the acceptor does not say yes to runs xDSL's own `verify_()`,
+which raises the real error; a class it cannot compile (segment sizes, two variadic groups,
+type-variable ranges, an unregistered op) always does. Traits and the op's own verifier
+(the kt relations) run as they are.
+
+This module only says *whether* and *where*; the error a user reads is produced by xDSL's
+path in `query.verify_module`, so diagnostics are the same as a full `module.verify()`.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from xdsl.ir import Attribute, Block, ErasedSSAValue, Operation, SSAValue
+from xdsl.irdl.constraints import (AnyAttr, AnyOf, AnyRange, AttrConstraint, BaseAttr,
+                                   EqIntConstraint, RangeLengthConstraint,
+                                   RangeOf, VarConstraint, VerificationContext)
+from xdsl.irdl.operations import (IRDLOperation, OptionalDef, SingleBlockRegionDef, VariadicDef,
+                                  VarSingleBlockRegionDef)
+from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, OpTrait
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first op found that does not verify; `operand` is set when the op is fine by
+    xDSL but uses a value whose definition does not dominate it."""
+    op: Operation
+    operand: int | None = None
+
+
+class NotCompiled(Exception):
+    """A constraint the acceptor has no fast form for: the class takes xDSL's path."""
+
+
+# ---- one attribute: a test compiled from an xDSL constraint --------------------------------
+
+class Memo:
+    """A variable-free constraint, its verdicts memoized: an attribute is immutable, so
+    whether it satisfies the constraint never changes."""
+
+    def __init__(self, constraint: AttrConstraint):
+        self.constraint = constraint
+        self.accepted: set[Attribute] = set()
+
+    def __call__(self, attr: Attribute) -> bool:
+        if attr in self.accepted:
+            return True
+        try:
+            self.constraint.verify(attr, VerificationContext())
+        except Exception:  # noqa: BLE001 - a refusal; xDSL's path names it
+            return False
+        self.accepted.add(attr)
+        return True
+
+
+class BoundMemo:
+    """A constraint that reads type variables bound by the op's values (arith.constant's
+    value and its result type `T`): memoized per attribute and the variables' types."""
+
+    def __init__(self, constraint: AttrConstraint):
+        self.constraint = constraint
+        self.names = tuple(sorted(constraint.variables()))
+        self.accepted: set[tuple] = set()
+
+    def passes(self, attr: Attribute, bound: dict[str, Attribute]) -> bool:
+        if any(name not in bound for name in self.names):
+            return False
+        key = (attr, *(bound[name] for name in self.names))
+        if key in self.accepted:
+            return True
+        ctx = VerificationContext()
+        for name in self.names:
+            ctx.set_attr_variable(name, bound[name])
+        try:
+            self.constraint.verify(attr, ctx)
+        except Exception:  # noqa: BLE001 - a refusal; xDSL's path names it
+            return False
+        self.accepted.add(key)
+        return True
+
+
+@dataclass(frozen=True)
+class Var:
+    """A type variable: every value it constrains has one type, which passes `test`."""
+    name: str
+    test: object
+
+
+def attribute_test(constr: AttrConstraint):
+    """`constr` as a test of one attribute: None (anything), a type or tuple of types (an
+    isinstance), or a callable (Memo); a Var at the top. Raises NotCompiled."""
+    if isinstance(constr, AnyAttr):
+        return None
+    if isinstance(constr, BaseAttr):
+        return constr.attr
+    if isinstance(constr, AnyOf) and all(isinstance(c, BaseAttr) for c in constr.attr_constrs):
+        return tuple(c.attr for c in constr.attr_constrs)
+    if isinstance(constr, VarConstraint):
+        inner = attribute_test(constr.constraint)
+        if isinstance(inner, Var):
+            raise NotCompiled(constr)
+        return Var(constr.name, inner)
+    if constr.variables():
+        return BoundMemo(constr)
+    return Memo(constr)
+
+
+def passes(test, attr: Attribute, bound: dict[str, Attribute]) -> bool:
+    """Whether `attr` passes `test`, type variables as `bound` (never binds one)."""
+    if test is None:
+        return True
+    if isinstance(test, (type, tuple)):
+        return isinstance(attr, test)
+    if isinstance(test, BoundMemo):
+        return test.passes(attr, bound)
+    return test(attr)
+
+
+# ---- one op class: counts and tests per construct ------------------------------------------
+
+@dataclass(frozen=True)
+class Slots:
+    """The positional definitions of operands or results: one test per definition, at most
+    one of them variadic (it takes the values the others leave)."""
+    tests: tuple
+    variadic: int | None
+
+    def test_at(self, count: int) -> tuple | None:
+        """The test of each of `count` values, None when no split gives that count."""
+        n = len(self.tests)
+        v = self.variadic
+        if v is None:
+            return self.tests if count == n else None
+        extra = count - (n - 1)
+        if extra < 0:
+            return None
+        return self.tests[:v] + (self.tests[v],) * extra + self.tests[v + 1:]
+
+
+def compile_slots(defs: list) -> Slots:
+    variadic = [i for i, (_, d) in enumerate(defs) if isinstance(d, VariadicDef)]
+    if len(variadic) > 1 or any(isinstance(defs[i][1], OptionalDef) for i in variadic):
+        raise NotCompiled(defs)
+    return Slots(tuple(_value_test(d.constr) for _, d in defs), variadic[0] if variadic else None)
+
+
+def _value_test(constr):
+    """A single value (RangeOf(c) of length 1) or each value of a variadic (RangeOf(c))."""
+    if isinstance(constr, RangeLengthConstraint) and constr.length == EqIntConstraint(1):
+        constr = constr.constraint
+    if not isinstance(constr, RangeOf):
+        raise NotCompiled(constr)
+    return attribute_test(constr.constr)
+
+
+@dataclass(frozen=True)
+class Acceptor:
+    """Says yes only where xDSL's check of the op's definition (counts, types, regions,
+    successors, properties, attributes) passes."""
+    operands: Slots
+    results: Slots
+    regions: tuple             # (single block?) per region definition; none variadic
+    properties: tuple          # (name, test, optional)
+    property_names: frozenset[str]
+    attributes: tuple          # (name, test, optional)
+
+    def accepts(self, op: Operation) -> bool:
+        bound: dict[str, Attribute] = {}
+        return (_values_pass(self.operands, op._operands, bound)  # noqa: SLF001 - no view
+                and _values_pass(self.results, op.results, bound)
+                and self.regions_pass(op)
+                and not op._successors  # noqa: SLF001 - no compiled class has successors
+                and _named_pass(self.properties, op.properties, bound)
+                and op.properties.keys() <= self.property_names
+                and _named_pass(self.attributes, op.attributes, bound))
+
+    def regions_pass(self, op: Operation) -> bool:
+        if not self.regions or len(op.regions) != len(self.regions):
+            return len(op.regions) == len(self.regions)
+        return all(len(r.blocks) == 1 for r, single in zip(op.regions, self.regions) if single)
+
+
+def _values_pass(slots: Slots, values: Sequence[SSAValue], bound: dict) -> bool:
+    tests = slots.test_at(len(values))
+    if tests is None:
+        return False
+    for value, test in zip(values, tests):
+        if test is None:
+            continue
+        ty = value.type
+        if not isinstance(test, Var):
+            if not passes(test, ty, bound):
+                return False
+            continue
+        first = bound.get(test.name)
+        if first is None:
+            bound[test.name] = ty
+            if not passes(test.test, ty, bound):
+                return False
+        elif first != ty:
+            return False
+    return True
+
+
+def _named_pass(defs: tuple, present: dict, bound: dict) -> bool:
+    for name, test, optional in defs:
+        value = present.get(name)
+        if value is None:
+            if not optional:
+                return False
+        elif not passes(test, value, bound):
+            return False
+    return True
+
+
+def compile_acceptor(cls: type[Operation]) -> Acceptor | None:
+    """`cls`'s definition check as an Acceptor; None where it takes xDSL's path."""
+    op_def = cls.get_irdl_definition()
+    if op_def.options or op_def.successors:
+        return None
+    try:
+        named = [tuple((n, attribute_test(d.constr), isinstance(d, OptionalDef))
+                       for n, d in defs.items()) for defs in (op_def.properties,
+                                                              op_def.attributes)]
+        if any(isinstance(t, Var) for defs in named for _, t, _ in defs):
+            return None
+        return Acceptor(compile_slots(op_def.operands), compile_slots(op_def.results),
+                        _region_rules(op_def.regions), named[0],
+                        frozenset(op_def.properties), named[1])
+    except NotCompiled:
+        return None
+
+
+def _region_rules(defs: list) -> tuple:
+    rules = []
+    for _, d in defs:
+        if isinstance(d, VariadicDef) or not isinstance(d.entry_args, (AnyRange, RangeOf)) \
+                or (isinstance(d.entry_args, RangeOf)
+                    and attribute_test(d.entry_args.constr) is not None):
+            raise NotCompiled(d)
+        rules.append(isinstance(d, (SingleBlockRegionDef, VarSingleBlockRegionDef)))
+    return tuple(rules)
+
+
+class OpRules:
+    """What xDSL verifies of one op class: its acceptor, the traits that check something,
+    its own verifier, and the structural facts of the class (terminator, isolation)."""
+
+    def __init__(self, cls: type[Operation]):
+        self.is_terminator = cls.has_trait(IsTerminator)
+        self.no_terminator = cls.has_trait(NoTerminator)
+        self.isolated = cls.has_trait(IsolatedFromAbove)
+        custom = own_verifier(cls) if issubclass(cls, IRDLOperation) else False
+        self.acceptor = compile_acceptor(cls) if custom is not False else None
+        self.custom = custom or None
+        self.traits = () if self.acceptor is None else tuple(
+            t for t in cls.get_irdl_definition().traits
+            # IsolatedFromAbove walks the op's whole body; the dominance walk establishes it
+            if type(t).verify is not OpTrait.verify and not isinstance(t, IsolatedFromAbove))
+
+    def verifies(self, op: Operation) -> bool:
+        """Whether `op` passes xDSL's checks of it alone (nested ops are not looked at)."""
+        if not self.structure_holds(op):
+            return False
+        try:
+            if self.acceptor is None or not self.acceptor.accepts(op):
+                op.verify_()     # xDSL's definition check, traits and the op's own verifier
+                return True
+            for trait in self.traits:
+                trait.verify(op)
+            if self.custom is not None:
+                self.custom(op)
+        except Exception:  # noqa: BLE001 - any failure is named by xDSL's own path
+            return False
+        return True
+
+    def structure_holds(self, op: Operation) -> bool:
+        """Operation.verify's own checks: no erased operand, no successors (no kt-module op
+        branches; one that does is left to xDSL), a terminator where the region needs one."""
+        if op._successors or any(isinstance(v, ErasedSSAValue) for v in op._operands):  # noqa: SLF001
+            return False
+        block = op.parent
+        region = block.parent if block is not None else None
+        if region is None or block.last_op is not op or self.is_terminator:
+            return True
+        if len(region.blocks) > 1:
+            return False
+        parent = region.parent
+        return parent is None or rules_of(type(parent)).no_terminator
+
+
+@lru_cache(maxsize=None)
+def rules_of(cls: type[Operation]) -> OpRules:
+    return OpRules(cls)
+
+
+def own_verifier(cls: type[Operation]) -> Callable | None | bool:
+    """The op class's own `verify_` (what irdl_op_definition wraps after the definition's
+    checks); None when it has none, False when it cannot be found (then xDSL's path)."""
+    try:
+        captured = inspect.getclosurevars(cls.verify_).nonlocals
+    except (TypeError, ValueError):
+        return False
+    if "op_def" not in captured:
+        return False
+    return captured.get("custom_verify")
+
+
+# ---- the module: structure, ops and dominance in one walk -----------------------------------
+
+def first_failure(root: Operation) -> Failure | None:
+    """The first op (in walk order) that fails xDSL's checks of it, else the first use of a
+    value its definition does not dominate, else None."""
+    walk = _Walk()
+    if not rules_of(type(root)).verifies(root):
+        return Failure(root)
+    walk.regions(root, set())
+    return walk.failure or walk.dominance
+
+
+def failing_ops(ops: Iterable[Operation]) -> Operation | None:
+    """The first of `ops` that fails xDSL's checks of it alone."""
+    for op in ops:
+        if not rules_of(type(op)).verifies(op):
+            return op
+    return None
+
+
+class _Walk:
+    """Every op below a root, in order, with the values visible at each (dominance)."""
+
+    def __init__(self):
+        self.failure: Failure | None = None
+        self.dominance: Failure | None = None
+
+    def regions(self, op: Operation, visible: set[SSAValue]) -> None:
+        if rules_of(type(op)).isolated:
+            visible = set()
+        for region in op.regions:
+            for block in region.blocks:
+                if block.parent is not region:
+                    self.failure = self.failure or Failure(op)
+                self.block(block, visible)
+                if self.failure is not None:
+                    return
+
+    def block(self, block: Block, visible: set[SSAValue]) -> None:
+        if block.first_op is None and not _may_be_empty(block):
+            self.failure = Failure(block.parent.parent)
+            return
+        defined = list(block.args)
+        visible.update(defined)
+        for op in block.ops:
+            if op.parent is not block or not rules_of(type(op)).verifies(op):
+                self.failure = Failure(op)
+                return
+            self.check_dominance(op, visible)
+            self.regions(op, visible)
+            if self.failure is not None:
+                return
+            visible.update(op.results)
+            defined.extend(op.results)
+        visible.difference_update(defined)
+
+    def check_dominance(self, op: Operation, visible: set[SSAValue]) -> None:
+        if self.dominance is not None:
+            return
+        for index, value in enumerate(op.operands):
+            if value not in visible:
+                self.dominance = Failure(op, index)
+                return
+
+
+def _may_be_empty(block: Block) -> bool:
+    """Block.verify: an empty block is an error only as the one block of an op's region
+    that needs a terminator."""
+    region = block.parent
+    parent = region.parent if region is not None else None
+    return parent is None or len(region.blocks) != 1 or rules_of(type(parent)).no_terminator
+
+
+# ---- what a pass changed ----------------------------------------------------------------------
+
+OpState = tuple   # (parent, previous op, operands, result types, block argument types,
+#                   properties, attributes): what verification of an op reads of it
+
+
+def op_states(root: Operation) -> dict[Operation, OpState]:
+    """Every op under `root` (itself included) with what its verification depends on.
+    Attributes and types are immutable, so an unchanged state is the same objects."""
+    return {op: _state(op) for op in root.walk()}
+
+
+def _state(op: Operation) -> OpState:
+    return (op.parent, op._prev_op, op._operands,  # noqa: SLF001 - identity, no view objects
+            tuple(r.type for r in op.results),
+            tuple(a.type for region in op.regions for block in region.blocks
+                  for a in block.args),
+            tuple(op.properties.items()), tuple(op.attributes.items()))
+
+
+def changed_ops(before: dict[Operation, OpState],
+                after: dict[Operation, OpState]) -> list[Operation] | None:
+    """The ops whose verification may have changed between two states of a module: each op
+    whose types, properties or attributes changed, the ops that read its values, and the op
+    whose region holds it (a region's owner checks what its blocks yield). None when ops
+    were added, removed, moved or rewired: then the whole module is to be verified."""
+    if after.keys() != before.keys():
+        return None
+    touched = [op for op, state in after.items() if before[op] != state]
+    if any(before[op][:3] != after[op][:3] for op in touched):
+        return None
+    affected: dict[Operation, None] = dict.fromkeys(touched)
+    for op in touched:
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            affected.update(dict.fromkeys(use.operation for use in value.uses))
+        if op.parent_op() is not None:
+            affected[op.parent_op()] = None
+    return list(affected)
