@@ -121,9 +121,31 @@ def where(cond, x, y):
     shape_src = x if isinstance(x, type(cond)) else y if isinstance(y, type(cond)) else None
     if shape_src is None:
         raise tracer.error("where() needs x or y to be a tile or vector like its mask", op="where")
+    _check_where_operands(cond, x, y)
     xv = _broadcast_like(x, shape_src)
     yv = _broadcast_like(y, shape_src)
     return shape_src._wrap(_b().select(cond.v, xv.v, yv.v))
+
+
+def _check_where_operands(cond, x, y) -> None:
+    """x and y, where they are values of the mask's kind, have the mask's shape; x and y, where
+    both are tiles or vectors, one element type (a vector x or y broadcasts over a tile)."""
+    for name, value in (("x", x), ("y", y)):
+        if isinstance(value, type(cond)) and _shape_of(value) != _shape_of(cond):
+            raise tracer.error(f"the mask is {describe(cond)} but {name} is {describe(value)}: "
+                               f"the mask, x and y must have one shape", op="where",
+                               hint=f"build the mask from values of {name}'s shape, e.g. "
+                                    f"{name} > 0")
+    if isinstance(x, (Tile, Vec)) and isinstance(y, (Tile, Vec)) and x.dtype != y.dtype:
+        wider = dtypes.fp32 if x.dtype.is_float or y.dtype.is_float else dtypes.i32
+        raise tracer.error(f"x is {describe(x)} and y is {describe(y)}: their element types "
+                           f"differ", op="where",
+                           hint=f"convert one first, e.g. hk.where(mask, x.to({wider!r}), "
+                                f"y.to({wider!r}))")
+
+
+def _shape_of(value) -> tuple:
+    return value.shape if isinstance(value, Tile) else (value.length,)
 
 
 def _broadcast_like(value, like):

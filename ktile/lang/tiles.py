@@ -29,6 +29,8 @@ class _Elementwise(Value):
         return self.ty.dtype
 
     def _binary(self, fn: str, other: Any, reverse: bool = False):
+        if fn in BITWISE:
+            _check_bitwise(fn, self, other)
         other_v, shape_owner = self._coerce_operand(fn, other)
         x, y = (other_v, self.v) if reverse else (self.v, other_v)
         dt = self._result_dtype(fn, other)
@@ -195,6 +197,28 @@ class Vec(_Elementwise, VecMethods):
     def sum(self): return reduce_vec(self, "sum")
     def max(self): return reduce_vec(self, "max")
     def min(self): return reduce_vec(self, "min")
+
+
+BITWISE = ("and", "or")
+
+
+def _check_bitwise(fn: str, x: _Elementwise, other: Any) -> None:
+    """`&` and `|` combine masks (comparison results) or integers: a float has no bits a kernel
+    means to combine, and a mask mixed with a float is a comparison left out."""
+    if _is_float(x) or _is_float(other):
+        spelled = BINARY_DUNDERS[fn]
+        raise tracer.error(f"`{spelled}` of {describe(x)} and {describe(other)}: `&` and `|` "
+                           f"combine masks (comparison results) or integers, not floats",
+                           hint=f"compare first and combine the masks, e.g. (x > 0) {spelled} "
+                                f"(x < 1); to pick between floats use hk.where(mask, x, y)")
+
+
+def _is_float(value: Any) -> bool:
+    if isinstance(value, _Elementwise):
+        return value.dtype.is_float
+    if isinstance(value, Scalar):
+        return value.is_float
+    return isinstance(value, float) or (_is_numpy_number(value) and value.dtype.kind == "f")
 
 
 def _same_dtype(fn: str, x: _Elementwise, y: _Elementwise) -> None:

@@ -520,3 +520,45 @@ def test_arch_no_target_is_refused_at_its_decorator(arch, words):
         pass
     err = refused(lambda: hk.kernel(**GRID, arch=arch)(k), *words, "fix:")  # not traced
     assert err.loc is not None and err.loc.line == k.__code__.co_firstlineno
+
+
+# ---- masks: `&` / `|` and where() ------------------------------------------------------------
+
+def _tile(dtype=hk.fp32, rows=16, cols=16):
+    return hk.zeros(hk.RT(dtype, rows, cols))
+
+
+def _vec(length=16, dtype=hk.fp32):
+    return hk.zeros(hk.RV(dtype, length))
+
+
+@pytest.mark.parametrize("expression, words", [
+    (lambda: _tile() & _tile(), ("`&`", "16x16 hk.fp32 register tile", "not floats")),
+    (lambda: _tile() | 1.0, ("`|`", "float 1.0", "not floats")),
+    (lambda: (_tile() > 0) & _tile(), ("`&`", "hk.bool", "not floats")),
+    (lambda: _vec() | _vec(), ("`|`", "row vector of 16 hk.fp32", "not floats")),
+    (lambda: _tile(hk.bf16) & _tile(hk.bf16), ("`&`", "hk.bf16", "not floats")),
+    (lambda: _tile(hk.i32) & 0.5, ("`&`", "float 0.5", "not floats")),
+], ids=["float-tiles", "float-tile-or-number", "mask-and-float", "float-vectors", "bf16-tiles",
+        "int-tile-and-float"])
+def test_bitwise_operator_on_floats(expression, words):
+    def k(a: hk.Tensor[hk.fp32]):
+        expression()
+    err = refused(traced(k), *words, "hk.where(mask, x, y)")
+    assert err.loc is not None and err.loc.line == expression.__code__.co_firstlineno
+
+
+@pytest.mark.parametrize("expression, words", [
+    (lambda: hk.where(_tile(cols=32) > 0, _tile(), 0.0),
+     ("the mask is a 16x32 hk.bool register tile", "x is a 16x16")),
+    (lambda: hk.where(_tile() > 0, 1.0, _tile(rows=32)), ("y is a 32x16", "one shape")),
+    (lambda: hk.where(_vec(32) > 0, _vec(), _vec()), ("row vector of 32 hk.bool", "one shape")),
+    (lambda: hk.where(_tile() > 0, _tile(), _tile(hk.bf16)),
+     ("element types differ", "x.to(hk.fp32)")),
+], ids=["mask-wider-than-x", "y-taller-than-mask", "vector-mask-longer", "x-and-y-dtypes"])
+def test_where_of_mismatched_operands(expression, words):
+    def k(a: hk.Tensor[hk.fp32]):
+        expression()
+    err = refused(traced(k), "where", *words)
+    assert "kt.select" not in str(err)
+    assert err.loc is not None and err.loc.line == expression.__code__.co_firstlineno
