@@ -3,7 +3,6 @@
 in, and the CUDA-only refusals (misaligned data, a CPU/CUDA mix, a first call inside a capture).
 """
 import pytest
-from host_timing import seconds_per_call
 
 import ktile as hk
 from examples_index import load
@@ -189,13 +188,17 @@ def test_repeated_eager_calls_still_check_new_tensors(add_op):
     assert torch.equal(o2, torch_add(a2, b2))
 
 
-def test_op_host_overhead_is_close_to_torch_add(add_op):
-    """A repeated eager call of the op costs at most 1.5x torch.add's on the same tensors."""
+def test_a_repeated_call_takes_the_fast_path(add_op, monkeypatch):
+    """After its first calls, an eager call of the op on the same tensors goes straight to the
+    kernel's prepared fast path: neither the dispatcher nor a new preparation runs. (Its host
+    time against torch.add is measured by scripts/gpu_suite.py as `torch_op_ratio`.)"""
+    from ktile.runtime import gpu
     a, b = rand((1, 1, 16, 64), 1), rand((1, 1, 16, 64), 2)
     o = torch.empty_like(a)
     add_op(a, b, o)
-
-    ours = seconds_per_call(torch, lambda: add_op(a, b, o))
-    theirs = seconds_per_call(torch, lambda: torch.add(a, b, out=o))
-    print(f"\nhost overhead per call: ktile op {ours * 1e6:.2f} us, torch.add {theirs * 1e6:.2f} us")
-    assert ours <= 1.5 * theirs + 1e-6
+    add_op(a, b, o)
+    monkeypatch.setattr(add_op, "overload", lambda *args: pytest.fail("went through torch"))
+    monkeypatch.setattr(gpu.GpuCall, "_prepare", lambda self, args: pytest.fail("prepared"))
+    o.fill_(float("nan"))
+    add_op(a, b, o)
+    assert torch.equal(o, torch_add(a, b))
