@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..ir import ops as kt
 from .cpp_types import cpp_type, float_literal, is_register_value
 from .emitter import Emitter
+from .lower_shared import lower_lds_select
 from .names import ARRIVALS, tensor_map_name
 
 DONT_WAIT = -1  # a count of -1: this wait leaves that counter alone
@@ -129,6 +130,7 @@ MEMORY_LOWERINGS = {
     kt.CopyAsyncOp: lower_copy_async,
     kt.LdsLoadOp: lower_lds_load,
     kt.LdsStoreOp: lower_lds_store,
+    kt.LdsSelectOp: lower_lds_select,
     kt.WaitForOp: lower_wait_for,
     kt.BarrierOp: lower_barrier,
 }

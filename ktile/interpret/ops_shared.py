@@ -1,5 +1,7 @@
-"""Shared memory across warps: sub-tile stores (`kt.lds_store` with coordinates) and
-cross-warp reductions of register tiles (`kt.block_reduce` of a tile).
+"""Shared memory across warps: sub-tile stores (`kt.lds_store` with coordinates), cross-warp
+reductions of register tiles (`kt.block_reduce` of a tile), and a shared tile picked from a
+list by a device index (`kt.lds_select`: the chosen buffer itself, so every access through it
+is an access to that tile).
 
 A tile reduction combines the warps' tiles as the pairwise tree `tile_reduce_rounds` gives,
 rounding to the element type after every combine: the order the C++ headers follow
@@ -86,4 +88,26 @@ def store_outside(op: kt.LdsStoreOp, row: int, col: int, grid: tuple[int, int]):
                          f"a store outside overwrites other shared memory")
 
 
-HANDLERS = {kt.LdsStoreOp: _lds_store, kt.BlockReduceOp: _block_reduce}
+def _lds_select(op: kt.LdsSelectOp, c):
+    """The block's buffer of tile `index`; an index outside the list is the author's error."""
+    index, o = c.slot(op.index), c.slot(op.result)
+    tiles = c.slots_of(op.tiles)
+
+    def h(r, w):
+        i = r[index]
+        if not 0 <= i < len(tiles):
+            raise select_outside(op, i, len(tiles))
+        r[o] = r[tiles[i]]
+    return h
+
+
+def select_outside(op: kt.LdsSelectOp, index: int, count: int):
+    """A list index computed on the device falls outside the list."""
+    return error_at(op, f"index {index} is outside the list of {count} shared tiles it picks "
+                        f"from", what="shared tile list index",
+                    hint=f"keep the index in [0, {count}) (k % {count} for a loop counter k): "
+                         f"on the GPU an index outside reads and writes other shared memory")
+
+
+HANDLERS = {kt.LdsStoreOp: _lds_store, kt.BlockReduceOp: _block_reduce,
+            kt.LdsSelectOp: _lds_select}

@@ -363,6 +363,33 @@ class LdsStoreOp(KtOp):
 
 
 @irdl_op_definition
+class LdsSelectOp(KtOp):
+    """One shared tile of a list, chosen by an index computed on the device (`bufs[i]`): the
+    result is `tiles[index]`, usable wherever a shared tile is. The tiles are one type and
+    each is named once. An index outside [0, len(tiles)) is invalid IR when constant, an
+    error in the interpreter, and unchecked on the hardware. lds-alloc places the tiles
+    contiguously and sets `offset` (the first tile's) and `stride` (bytes from one to the
+    next): the translation is base + index × stride. The waits pass treats an access through
+    the result as an access to every tile of the list (they may alias)."""
+    name = "kt.lds_select"
+    index = operand_def(IndexType)
+    tiles = var_operand_def()
+    offset = opt_prop_def(IntegerAttr)
+    stride = opt_prop_def(IntegerAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, tiles: Sequence[SSAValue], index: SSAValue):
+        tiles = list(tiles)   # at least one: the front end refuses an empty list
+        super().__init__(operands=[index, tiles], result_types=[tiles[0].type])
+
+    def verify_(self) -> None:
+        check.check_lds_select(self, [t.type for t in self.tiles], self.result.type,
+                               constant_int(self.index))
+        check.check_listed_once(self, list(self.tiles))
+
+
+@irdl_op_definition
 class WaitForOp(KtOp):
     """Wait until the named tiles' asynchronous writes are done. `waits` derives the counts:
     at most `vm` global→shared copies and `lds` shared→register loads may stay in flight, and
@@ -473,7 +500,7 @@ class UnaryOp(KtOp):
     def verify_(self) -> None:
         fn = self.fn.data
         check.check_choice(self, "function", fn, UNARY_FNS)
-        check.check_unary(self, self.x.type, self.result.type, UNARY_OPERANDS.get(fn, "float"))
+        check.check_unary(self, self.x.type, self.result.type, UNARY_OPERANDS[fn])
 
 
 @irdl_op_definition
@@ -636,5 +663,6 @@ class RandOp(KtOp):
 
 
 OPS = [BlockIdxOp, WarpIdOp, ExtentOp, LoadOp, StoreOp, GatherOp, ScatterOp, AllocOp,
-       CopyAsyncOp, LdsLoadOp, LdsStoreOp, WaitForOp, BarrierOp, MmaOp, MmaSharedOp, UnaryOp,
-       BinaryOp, SelectOp, CastOp, ReduceOp, BlockReduceOp, FillOp, IotaOp, CausalMaskOp, RandOp]
+       CopyAsyncOp, LdsLoadOp, LdsStoreOp, LdsSelectOp, WaitForOp, BarrierOp, MmaOp,
+       MmaSharedOp, UnaryOp, BinaryOp, SelectOp, CastOp, ReduceOp, BlockReduceOp, FillOp, IotaOp,
+       CausalMaskOp, RandOp]

@@ -190,6 +190,33 @@ def _constant_index(value: SSAValue) -> int | None:
     return None
 
 
+def check_lds_select(op: Operation, tiles: Sequence[Attribute], result: Attribute,
+                     index: int | None) -> None:
+    """kt.lds_select: a non-empty list of shared tiles of one type, the result of that type,
+    and a constant index inside the list."""
+    if not tiles:
+        raise IRError(op, "selects from no tiles: name the shared tiles of the list")
+    for k, ty in enumerate(tiles):
+        check_shared(op, f"tile {k}", ty)
+        if ty != tiles[0]:
+            raise IRError(op, f"tile {k} is {ty} but tile 0 is {tiles[0]}: the tiles of a list "
+                              f"indexed on the device are all one type")
+    if result != tiles[0]:
+        raise IRError(op, f"the result {result} is not the tiles' type {tiles[0]}")
+    if index is not None and not 0 <= index < len(tiles):
+        raise IRError(op, f"index {index} is outside the list of {len(tiles)} tiles, whose "
+                          f"indices are [0, {len(tiles)})")
+
+
+def check_listed_once(op: Operation, tiles: Sequence[SSAValue]) -> None:
+    """Each tile once: lds-alloc places the list's tiles one after another, base + i × stride."""
+    for k, value in enumerate(tiles):
+        if value in tiles[:k]:
+            raise IRError(op, f"tile {k} is tile {tiles.index(value)} again: each tile of a list "
+                              f"indexed on the device is listed once",
+                          hint="index a list of distinct shared tiles")
+
+
 def check_waited(op: Operation, values: Sequence[SSAValue]) -> None:
     if not values:
         raise IRError(op, "waits for nothing: name the tiles whose asynchronous writes it waits "

@@ -1,9 +1,10 @@
-"""Shared memory across warps: sub-tile stores into a larger shared tile, and cross-warp
+"""Shared memory across warps: sub-tile stores into a larger shared tile, cross-warp
 reductions of whole register tiles (`hk.group.sum(tile)`), the two things a split-K kernel
-needs to combine its warps' partial results without one branch per warp."""
+needs to combine its warps' partial results without one branch per warp; and a list of shared
+tiles indexed by a device value (`bufs[k % 2]`), what a multi-buffered loop needs."""
 from __future__ import annotations
 
-from ..ir.ops import constant_int
+from ..ir.ops import LdsSelectOp, constant_int
 from . import tracer
 from .memory import SharedTile
 from .tiles import Tile, Vec
@@ -103,3 +104,68 @@ def group_reduce(kind: str, x):
                            op=f"group.{kind}",
                            hint="convert the mask to a number tile first: hk.where(mask, 1.0, 0.0)")
     return Tile(_b().block_reduce(kind, x.v))
+
+
+# ---- a list of shared tiles indexed on the device ------------------------------------------
+
+def select_shared(tiles, index) -> SharedTile:
+    """`bufs[i]` for a Python list or tuple of shared tiles of one type: a Python int picks
+    the tile while tracing; a device integer gives a shared tile chosen at run time
+    (`kt.lds_select`), usable wherever a shared tile is. An index known while tracing must be
+    inside the list; one computed on the device is the author's to keep inside (the
+    interpreter checks it, the hardware does not)."""
+    tiles = _shared_list(tiles)
+    if isinstance(index, int) or (isinstance(index, Scalar) and not index.is_float
+                                  and constant_int(index.v) is not None):
+        known = index if isinstance(index, int) else constant_int(index.v)
+        return tiles[_inside_list(known, len(tiles))]
+    index_s = as_index(index, "the index of a list of shared tiles")
+    v = _b().insert(LdsSelectOp([t.v for t in tiles], index_s.v)).result
+    return type(tiles[0])(v)
+
+
+def is_shared_list(container) -> bool:
+    """A list or tuple whose items are all shared tiles: what `select_shared` indexes."""
+    return isinstance(container, (list, tuple)) and bool(container) and \
+        all(isinstance(t, SharedTile) for t in container)
+
+
+def _shared_list(tiles) -> list[SharedTile]:
+    if not isinstance(tiles, (list, tuple)) or not tiles:
+        what = "an empty list" if isinstance(tiles, (list, tuple)) else describe(tiles)
+        raise tracer.error(f"a device index picks one of a list of shared tiles, got {what}",
+                           op="lds_select", hint="make the list first: bufs = [hk.shared("
+                                                 "hk.ST(...)) for _ in range(2)]")
+    for k, t in enumerate(tiles):
+        if not isinstance(t, SharedTile):
+            raise tracer.error(f"item {k} of the list indexed by a device value is "
+                               f"{describe(t)}: only a list of shared tiles can be indexed on "
+                               f"the device", op="lds_select",
+                               hint="index lists of register tiles with Python ints (unroll "
+                                    "with range(...)), or keep the buffers in shared memory")
+        if t.ty != tiles[0].ty:
+            raise tracer.error(f"item {k} of the list is a {_type_words(t)} but item 0 is a "
+                               f"{_type_words(tiles[0])}: a device index picks among shared "
+                               f"tiles of one type", op="lds_select",
+                               hint="allocate every buffer of the list from the same hk.ST(...)")
+    if len({id(t.v) for t in tiles}) != len(tiles):
+        raise tracer.error("a shared tile appears twice in the list indexed by a device value",
+                           op="lds_select", hint="list each buffer once: the buffers are laid "
+                                                 "out one after another, base + index × size")
+    return list(tiles)
+
+
+def _type_words(t: SharedTile) -> str:
+    ty = t.ty
+    if t.is_vector:
+        return f"{ty.length.data}-element {t.dtype!r} shared vector"
+    return f"{ty.rows.data}x{ty.cols.data} {t.dtype!r} shared tile"
+
+
+def _inside_list(index: int, count: int) -> int:
+    """A list index known while tracing: Python's negative indices count from the end."""
+    if -count <= index < count:
+        return index % count
+    raise tracer.error(f"index {index} is outside the list of {count} shared tiles",
+                       op="lds_select", hint=f"index it with 0 to {count - 1} (or a device "
+                                             f"value kept in that range, such as k % {count})")

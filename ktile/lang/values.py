@@ -43,9 +43,15 @@ class Value:
         raise tracer.error(f"a device {self.kind} cannot be iterated in Python")
 
     def __index__(self):
-        raise tracer.error(f"a device {self.kind} is not a Python int here",
-                           hint="shapes and Python `range` bounds must be compile-time; use "
-                                "a Constexpr, or loop with `for i in range(n)` on device values")
+        """Python asks for an int: a shape, a `range` bound, or an index into a Python list.
+        Only a list of shared tiles of one type can be indexed by a device value (the kernel
+        rewrite gives `bufs[i]` to `shared_ops.select_shared` before Python sees it)."""
+        raise tracer.error(
+            f"a device {self.kind} is not a Python int here: shapes, Python `range` bounds and "
+            f"indices into Python lists of anything but shared tiles are known while tracing",
+            hint="use a Python int or a Constexpr (loop with `for i in range(n)` to unroll); a "
+                 "list of shared tiles of one type, bufs = [hk.shared(hk.ST(...)) for _ in "
+                 "range(2)], can be indexed by a device value: bufs[k % 2]")
 
     def __getattr__(self, name: str):
         """Only reached for a name the value lacks: the author's typo (`tile.rwo_sum`)."""

@@ -10,6 +10,12 @@ copy carries its tile's slot, and the tiles' mbarriers (8 bytes each) follow the
 kernel function carries `kt.arrivals` = [offset, count]. Each kt.block_reduce of a register
 tile has an `offset` too: its scratch of one tile per warp (the tree the header combines
 through), placed after the allocations, one scratch per op so none waits for another's.
+
+The tiles of a list indexed on the device (kt.lds_select) sit one after another in the list's
+order, at the place of its first tile in program order, every one aligned as the strictest use
+of any of them needs (a use through the list may be a use of each): each kt.lds_select carries
+the list's `offset` and `stride`, so its tile is at offset + index × stride. A tile in two
+lists that cannot both be laid out so (another order, other companions) is refused.
 """
 from __future__ import annotations
 
@@ -35,20 +41,17 @@ class LdsAlloc(ModulePass):
         fn = kernel_func(op)
         allocs = [o for o in fn.walk() if isinstance(o, kt.AllocOp)]
         tied = TiedValues(fn)   # a tile carried through a loop is still the tile allocated
-        read_by_mma = {tied.find(o.b) for o in fn.walk() if isinstance(o, kt.MmaSharedOp)}
+        read_by_mma = tiles_used(fn, tied, kt.MmaSharedOp, lambda o: o.b)
         copies = [o for o in fn.walk()                     # TMA copies (tensor-maps)
                   if isinstance(o, kt.CopyAsyncOp) and o.prop_int("map") is not None]
         copied = {tied.find(o.dst) for o in copies}
-        end = 0
-        for alloc in allocs:
-            alignment = ALIGN
-            if tied.find(alloc.result) in read_by_mma:
-                alignment = max(alignment, target.mma_shared_alignment)
-            if tied.find(alloc.result) in copied:
-                alignment = max(alignment, target.copy_alignment)
-            offset = align_up(end, alignment)
-            alloc.properties["offset"] = IntegerAttr(offset, i64)
-            end = offset + alloc_bytes(alloc)
+
+        def alignment(root) -> int:
+            needs = [ALIGN, *([target.mma_shared_alignment] if root in read_by_mma else []),
+                     *([target.copy_alignment] if root in copied else [])]
+            return max(needs)
+
+        end = place_tiles(allocs, device_lists(fn, tied), tied, alignment)
         scratches = tile_reductions(fn)
         for reduction in scratches:
             offset = align_up(end, ALIGN)
@@ -58,6 +61,92 @@ class LdsAlloc(ModulePass):
             end = place_arrivals(fn, allocs, copies, copied, tied, end, target)
         fn.attributes["kt.lds_bytes"] = IntegerAttr(end, i64)
         check_fits(allocs + scratches, end, target, warps(op))
+
+
+def tiles_used(fn, tied: TiedValues, kind: type, tile_of) -> set:
+    """The allocations an op of `kind` uses through `tile_of(op)`: a tile picked from a list
+    on the device may be any tile of the list."""
+    used = set()
+    for op in fn.walk():
+        if isinstance(op, kind):
+            used |= {tied.find(v) for v in listed_tiles(tile_of(op))}
+    return used
+
+
+def listed_tiles(value) -> list:
+    """`value` itself, or the tiles of the list a kt.lds_select picks it from (flattened)."""
+    owner = value.owner
+    if not isinstance(owner, kt.LdsSelectOp):
+        return [value]
+    return [t for tile in owner.tiles for t in listed_tiles(tile)]
+
+
+def device_lists(fn, tied: TiedValues) -> dict:
+    """Each allocation in a list indexed on the device → (its list's allocations in order, the
+    kt.lds_select ops over that list). A tile in two different lists is refused."""
+    lists: dict = {}
+    for select in (o for o in fn.walk() if isinstance(o, kt.LdsSelectOp)):
+        roots = tuple(tied.find(t) for t in listed_tiles(select.result))
+        if len(set(roots)) != len(roots):
+            raise listed_twice(select)
+        entry = lists.get(roots[0], (roots, []))
+        for root in roots:
+            known = lists.get(root)
+            if known is not None and known[0] != roots:
+                raise two_lists(select, known[1][0])
+            lists[root] = entry
+        entry[1].append(select)
+    return lists
+
+
+def listed_twice(select: kt.LdsSelectOp):
+    return error_at(
+        select, "a shared tile is twice in this list indexed on the device (the same buffer, "
+                "or one carried through a loop from it)", what="shared tile list index",
+        hint="list each buffer once: a list indexed on the device is laid out as one block")
+
+
+def two_lists(select: kt.LdsSelectOp, earlier: kt.LdsSelectOp):
+    return error_at(
+        select, f"this list of shared tiles shares a tile with the list indexed at "
+                f"{line_of(earlier)}, in another order or with other tiles: a list indexed on "
+                f"the device is laid out as one block, base + index × size, so a tile can be "
+                f"in only one such list", what="shared tile list index",
+        hint="index the same list (the same tiles in the same order) everywhere, or copy the "
+             "data into a buffer of its own list")
+
+
+def place_tiles(allocs: list[kt.AllocOp], lists: dict, tied: TiedValues, alignment) -> int:
+    """Sets every allocation's `offset` in program order; a list's tiles all at its first
+    tile's turn, one stride apart. Returns the end of the last tile."""
+    owners = {tied.find(a.result): a for a in allocs}
+    placed: set = set()   # the allocations of the lists laid out so far
+    end = 0
+    for alloc in allocs:
+        root = tied.find(alloc.result)
+        if root in placed:
+            continue
+        if root not in lists:
+            offset = align_up(end, alignment(root))
+            alloc.properties["offset"] = IntegerAttr(offset, i64)
+            end = offset + alloc_bytes(alloc)
+            continue
+        members, selects = lists[root]
+        placed.update(members)
+        end = place_list([owners[m] for m in members], selects, end,
+                         max(alignment(m) for m in members))
+    return end
+
+
+def place_list(members: list[kt.AllocOp], selects: list, end: int, alignment: int) -> int:
+    """The list's tiles one `stride` apart from an aligned base; its selects carry both."""
+    base, stride = align_up(end, alignment), align_up(alloc_bytes(members[0]), alignment)
+    for k, alloc in enumerate(members):
+        alloc.properties["offset"] = IntegerAttr(base + k * stride, i64)
+    for select in selects:
+        select.properties["offset"] = IntegerAttr(base, i64)
+        select.properties["stride"] = IntegerAttr(stride, i64)
+    return base + len(members) * stride
 
 
 def place_arrivals(fn, allocs: list[kt.AllocOp], copies: list[kt.CopyAsyncOp], copied: set,

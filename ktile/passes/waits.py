@@ -20,6 +20,9 @@ path — those it names and every older one still in flight, as the counter comp
 
 The analysis keeps, per path, the queue of asynchronous ops in flight in issue order. A tile
 is named by SSA values; names follow the tile through loop-carried values and branch results.
+A tile picked from a list on the device (kt.lds_select, `bufs[i]`) may be any tile of the list:
+an access through it is an access to each of them, and a wait naming it or any of them
+completes what was issued into any of them (`may_alias`: conservative, never unsafe).
 """
 from __future__ import annotations
 
@@ -131,10 +134,10 @@ class InFlightAnalysis:
     def step(self, op: Operation, queue: Queue) -> Queue:
         if isinstance(op, kt.CopyAsyncOp):
             check_copy_target(op, queue)
-            return queue + (InFlight("vm", op, frozenset([op.dst])),)
+            return queue + (InFlight("vm", op, may_alias(op.dst)),)
         if isinstance(op, kt.LdsLoadOp):
             check_not_filling(op, op.src, queue, self.target)
-            return queue + (InFlight("lds", op, frozenset([op.result]), frozenset([op.src])),)
+            return queue + (InFlight("lds", op, frozenset([op.result]), may_alias(op.src)),)
         if isinstance(op, kt.WaitForOp):
             return self.wait(op, queue)
         if isinstance(op, kt.BarrierOp):
@@ -152,7 +155,7 @@ class InFlightAnalysis:
     def wait(self, op: kt.WaitForOp, queue: Queue) -> Queue:
         """The newest in-flight op of each kind writing a named tile completes, with every
         older one of its kind; the named ones are bound, the others only complete."""
-        named = set(op.tiles)
+        named = set().union(*(may_alias(t) for t in op.tiles))
         for counter in COUNTERS:
             live = [i for i, e in enumerate(queue) if e.counter == counter and not e.completed_by]
             hits = [i for i in live if queue[i].names & named]
@@ -250,6 +253,15 @@ def settle(e: InFlight, index: int, counter: str, newest: int, named: set[SSAVal
     return replace(e, completed_by=wait) if counter == "lds" else None
 
 
+def may_alias(tile: SSAValue) -> frozenset[SSAValue]:
+    """The values that may name the memory `tile` names: itself and, for a tile picked from a
+    list on the device, every tile of the list (and what those may name in turn)."""
+    owner = tile.owner
+    if not isinstance(owner, kt.LdsSelectOp):
+        return frozenset([tile])
+    return frozenset([tile]).union(*(may_alias(t) for t in owner.tiles))
+
+
 def carried_values(op: Operation) -> list[SSAValue]:
     """The values a structured op passes on into a region or out of it."""
     if isinstance(op, scf.ForOp):
@@ -332,7 +344,7 @@ def use_words(op: Operation) -> tuple[str, str]:
 def check_not_filling(op: Operation, shared: SSAValue, queue: Queue, target: Target) -> None:
     """A shared load from, or store into, a shared tile whose copy is still in flight."""
     for e in queue:
-        if e.counter != "vm" or shared not in e.names:
+        if e.counter != "vm" or not may_alias(shared) & e.names:
             continue
         reads = isinstance(op, (kt.LdsLoadOp, kt.MmaSharedOp))
         if e.barrier is not None and reads:
@@ -361,14 +373,15 @@ def barrier_error(op: Operation, e: InFlight, target: Target) -> KernelError:
 
 def check_copy_target(op: kt.CopyAsyncOp, queue: Queue) -> None:
     """No copy into a shared tile still being filled or read asynchronously."""
+    dst = may_alias(op.dst)
     for e in queue:
-        if e.counter == "vm" and op.dst in e.names:
+        if e.counter == "vm" and dst & e.names:
             raise error_at(
                 op, f"group load into the shared tile that the group load at {line_of(e.op)} "
                     f"is still filling",
                 hint="call hk.wait_for(tile) before loading into it again, or load into "
                      "another buffer", what="group load")
-        if e.counter == "lds" and op.dst in e.reads and not e.completed_by:
+        if e.counter == "lds" and dst & e.reads and not e.completed_by:
             raise error_at(
                 op, f"group load into the shared tile that the shared load at {line_of(e.op)} "
                     f"is still reading",

@@ -79,3 +79,5 @@ static_assert(sizeof(st<float, 32, 64>) == 32 * 64 * 4, "a shared tile takes exa
 static_assert(sizeof(sv<float, 16>) == 16 * 4, "a shared vector takes exactly length x sizeof(T) bytes");
 
 }  // namespace kt
+
+#include "ktile/common/shared_list.hpp"   // kt::shared_index: a list of tiles indexed on the device

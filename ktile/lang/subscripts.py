@@ -1,0 +1,44 @@
+"""Subscripts of a kernel's Python lists by device values: `bufs[k % 2]`.
+
+Python indexes a list only by an int (through `__index__`), so a list of shared tiles indexed
+by a traced integer cannot pick its tile by itself. The kernel rewrite turns each subscript it
+reads, `c[i]`, into `__kt_subscript(c, i)`: a list or tuple of shared tiles indexed by a device
+integer becomes a tile chosen on the device (`shared_ops.select_shared`); anything else is
+indexed as Python would (`c[i]`), so globals, tiles, dicts and Python lists keep their meaning.
+Slices and stores (`g[idx] = v`) are left as written.
+"""
+from __future__ import annotations
+
+import ast
+
+from .shared_ops import is_shared_list, select_shared
+from .values import Scalar
+
+HELPER = "__kt_subscript"
+
+
+def subscript(container, index):
+    """`container[index]`, except a list of shared tiles indexed by a device integer."""
+    if isinstance(index, Scalar) and is_shared_list(container):
+        return select_shared(container, index)
+    return container[index]
+
+
+class SubscriptRewriter(ast.NodeTransformer):
+    """`c[i]` read in the kernel → `__kt_subscript(c, i)`, at the subscript's own position."""
+
+    def visit_Subscript(self, node: ast.Subscript):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or _has_slice(node.slice):
+            return node
+        call = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()),
+                        args=[node.value, node.slice], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def _has_slice(index: ast.expr) -> bool:
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(p, ast.Slice) for p in parts)
+
+
+HELPERS = {HELPER: subscript}
