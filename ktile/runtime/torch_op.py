@@ -33,7 +33,7 @@ import torch
 from ..errors import InputError
 from ..lang.kernel import Kernel
 from .arguments import (check_arguments, check_coindexed, check_rank, check_same_device,
-                        check_scalars, copy_fix, padded_shape, split_scalars)
+                        check_scalars, check_strides, copy_fix, padded_shape, split_scalars)
 from .launch import gpu_call, launch
 
 NAMESPACE = "ktile"
@@ -160,10 +160,6 @@ class TorchOp:
             check_call(self, tensors)
             if device.type == "cuda":
                 check_not_first_in_capture(self, device)
-        elif device.type == "cpu":  # the interpreter's launch does not check layouts
-            for param, t in zip(self.kernel.params, tensors):  # a layout has 1 to 4 strides
-                check_rank(self.kernel, param.name, t.dim())
-            check_layout(self, tensors)
         launch(self.kernel, tensors, self.constants, self.target)
         self._built_on.add(device)
         if device.type == "cuda":
@@ -283,22 +279,20 @@ def check_call(op: TorchOp, tensors: tuple) -> None:
     check_scalars(op.kernel, values)
     check_same_device(op.kernel, arguments)
     check_coindexed(op.kernel, op.trace, arguments)
-    check_layout(op, tensors)
+    check_layout(op, tensors, arguments)
 
 
-def check_layout(op: TorchOp, tensors: tuple) -> None:
-    """What is checked on the real tensors of every call, eager or compiled: the layout (a
-    compiled graph may hand the op tensors laid out otherwise than at tracing) and the address."""
+def check_layout(op: TorchOp, tensors: tuple, arguments: list | None = None) -> None:
+    """What is checked on the real tensors of every call, eager or compiled (a compiled graph
+    may hand the op tensors laid out otherwise than at tracing): the layouts, writability and
+    aliasing a kernel call refuses (`arguments.check_strides`), and the address. `arguments`:
+    the tensors as `check_arguments` gave them, where already checked."""
+    tensors = split_scalars(op.kernel, tensors)[0]
+    if arguments is None:
+        arguments = check_arguments(op.kernel, tensors)
+    check_strides(op.kernel, op.trace, arguments)
     for param, t in zip(op.params, tensors):
         written = param in op.mutated
-        if t.stride(-1) != 1 and t.shape[-1] != 1:
-            raise InputError(f"parameter '{param}' has stride {t.stride(-1)} in its last "
-                             f"dimension; the kernel reads each row as one contiguous run",
-                             kernel=op.kernel.name, hint=copy_fix(param, written, ".contiguous()"))
-        if written and any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
-            raise InputError(f"parameter '{param}' is written but several of its elements share "
-                             f"memory (strides {t.stride()}: expanded or broadcast)",
-                             kernel=op.kernel.name, hint=copy_fix(param, True, ".contiguous()"))
         if t.device.type == "cuda" and t.data_ptr() % ALIGNMENT:
             raise InputError(f"parameter '{param}' starts {t.data_ptr() % ALIGNMENT} bytes past a "
                              f"{ALIGNMENT}-byte boundary; the kernel's vector loads need "

@@ -257,3 +257,41 @@ def test_not_a_tensor_and_constants_at_the_call(add_op, rmsnorm_op):
     x, w, y = rmsnorm_inputs()
     with pytest.raises(hk.InputError, match="constants were bound(.|\n)*constants=\\{"):
         rmsnorm_op(x, w, y, eps=1e-5)
+
+
+def _shifted_output(rows=0, columns=1):
+    """Inputs and an output that is a view of `a`'s buffer, `rows` rows and `columns` columns on."""
+    base = rand((1, 1, 16 + rows, 64 + columns), 5)
+    return base[..., :16, :64], rand((1, 1, 16, 64), 6), base[..., rows:rows + 16, columns:]
+
+
+def _expanded_output():
+    a, b, _ = add_inputs((1, 1, 16, 64))
+    return a, b, torch.zeros(1, 1, 1, 64, dtype=torch.bfloat16).expand(1, 1, 16, 64)
+
+
+def _overlapping_rows_output():
+    a, b, _ = add_inputs((1, 1, 16, 64))
+    return a, b, torch.as_strided(torch.zeros(16 * 32 + 64, dtype=torch.bfloat16), (1, 1, 16, 64),
+                                  (1024, 1024, 32, 1))
+
+
+def _transposed_input():
+    a, b, o = add_inputs((1, 1, 64, 64))
+    return a, b.transpose(2, 3), o
+
+
+@pytest.mark.parametrize("make", [_transposed_input, _expanded_output, _overlapping_rows_output,
+                                  _shifted_output, lambda: _shifted_output(8, 0)],
+                         ids=["transposed-input", "expanded-output", "rows-overlap",
+                              "output-over-input", "output-rows-over-input"])
+def test_an_op_call_is_refused_as_the_kernel_call_is(add_op, make):
+    """The op checks layouts, writability and aliasing with the kernel call's own checks, so
+    both say the same, through the dispatcher too."""
+    a, b, o = make()
+    with pytest.raises(hk.InputError) as by_kernel:
+        add(a, b, o)
+    with pytest.raises(hk.InputError) as by_op:
+        torch.ops.ktile.add(a, b, o)
+    assert str(by_op.value) == str(by_kernel.value)
+    assert "fix:" in str(by_op.value)
