@@ -67,3 +67,8 @@ def pipelined_gemm_shared_b(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16],
 def gemm_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A·Bᵀ in float64 of the bf16 inputs, as fp32 (the MMA accumulates in fp32)."""
     return (a.astype(np.float64) @ np.swapaxes(b, -1, -2).astype(np.float64)).astype(np.float32)
+
+
+# name -> (kernel, constants): what the tier 1 builds and tier 2 emulation run
+KERNELS = {"pipelined_gemm": (pipelined_gemm, {}),
+           "pipelined_gemm_shared_b": (pipelined_gemm_shared_b, {})}

@@ -1,0 +1,43 @@
+"""Issue #10's lists of shared tiles indexed by a device value (tests/shared_index_kernels.py:
+double-buffered GEMMs through `bufs[k % 2]`) compile for every target with zero spills:
+clang++-22 for gfx1100, gfx1201, gfx942 and gfx950 with the cocheck gate (no spill, no scratch,
+waits and LDS races checked), nvcc for sm_90a with ptxas's spill counts."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import shared_index_kernels as K  # noqa: E402
+
+pytestmark = pytest.mark.tier1
+
+AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950")
+NAMES = sorted(K.KERNELS)
+
+
+@pytest.mark.parametrize("target", AMD_TARGETS)
+@pytest.mark.parametrize("name", NAMES)
+def test_amd_build_is_clean(tmp_path, name, target):
+    amd = pytest.importorskip("test_amd_headers")
+    if amd.MISSING:
+        pytest.skip(f"tier 1: needs Debian's LLVM 22 (missing {', '.join(amd.MISSING)})")
+    kernel, constants = K.KERNELS[name]
+    source = kernel.trace(target, **constants).source()
+    assert "kt::shared_index<" in source
+    build = amd.amd_build(source, tmp_path, name, target)
+    amd.assert_clean(build, kernel.name, f"{name} on {target}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sm90a_build_has_no_spills(tmp_path, name):
+    hopper = pytest.importorskip("test_hopper_headers")
+    if hopper.NVCC is None:
+        pytest.skip("tier 1: nvcc not found")
+    kernel, constants = K.KERNELS[name]
+    source = kernel.trace("sm_90a", **constants).source()
+    assert "kt::shared_index<" in source
+    build = hopper.nvcc_build(source, tmp_path, name)
+    assert build.returncode == 0, build.log[-4000:]
+    res = build.functions[kernel.name]
+    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (0, 0, 0), res
