@@ -6,8 +6,10 @@ tracer gives it. Swapping the IR library touches this file and `ops.py`/`types.p
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FileLineColLoc, Float32Type,
@@ -49,9 +51,7 @@ class Builder:
     # ---- plumbing ------------------------------------------------------------------------
 
     def insert(self, op: Operation) -> Operation:
-        loc = self._loc_of()
-        op.location = FileLineColLoc(StringAttr(loc[0]), IntAttr(loc[1]), IntAttr(loc[2])) \
-            if loc else UnknownLoc()
+        op.location = location(self._loc_of())
         self._blocks[-1].add_op(op)
         return op
 
@@ -80,8 +80,9 @@ class Builder:
     # ---- scalars -------------------------------------------------------------------------
 
     def _constant(self, attr: Attribute) -> SSAValue:
-        """One constant per value and type in each block, reused by later uses there."""
-        key = (id(self._blocks[-1]), str(attr))
+        """One constant per value and type in each block, reused by later uses there
+        (attributes are immutable values: equal attributes are the same constant)."""
+        key = (id(self._blocks[-1]), constant_key(attr))
         found = self._constants.get(key)
         if found is None or found.owner.parent is not self._blocks[-1]:
             found = self.insert(arith.ConstantOp(attr)).results[0]
@@ -89,16 +90,16 @@ class Builder:
         return found
 
     def const_index(self, value: int) -> SSAValue:
-        return self._constant(IntegerAttr(int(value), index))
+        return self._constant(integer_attr(int(value), index))
 
     def const_int(self, value: int, width: int = 32) -> SSAValue:
-        return self._constant(IntegerAttr(int(value), IntegerType(width)))
+        return self._constant(integer_attr(int(value), integer_type(width)))
 
     def const_f32(self, value: float) -> SSAValue:
-        return self._constant(FloatAttr(float(value), f32))
+        return self._constant(f32_attr(float(value)))
 
     def const_bool(self, value: bool) -> SSAValue:
-        return self._constant(IntegerAttr(int(bool(value)), i1))
+        return self._constant(integer_attr(int(bool(value)), i1))
 
     def scalar_binary(self, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
         table = INT_BINARY if is_int_like(x.type) else FLOAT_BINARY
@@ -240,12 +241,54 @@ class Builder:
         self.insert(scf.ConditionOp(cond, *values))
 
 
+def constant_key(attr: Attribute) -> object:
+    """What tells two constants apart: the attribute, except that a float's sign and NaN
+    count (0.0 == -0.0 and NaN != NaN as numbers)."""
+    if not isinstance(attr, FloatAttr):
+        return attr
+    value = attr.value.data
+    return attr.type, math.copysign(1.0, value), value if value == value else "nan"
+
+
+# ---- attributes, made once -------------------------------------------------------------------
+# xDSL attributes are immutable and checked when built (a few microseconds each), so the
+# builder makes each distinct one once per process; every trace reuses it.
+
+@lru_cache(maxsize=4096)
+def location(loc: Loc | None) -> Attribute:
+    """The op location of a kernel line (file, line, column); UnknownLoc where none is."""
+    if not loc:
+        return UnknownLoc()
+    return FileLineColLoc(StringAttr(loc[0]), IntAttr(loc[1]), IntAttr(loc[2]))
+
+
+@lru_cache(maxsize=4096)
+def integer_attr(value: int, ty: Attribute) -> IntegerAttr:
+    return IntegerAttr(value, ty)
+
+
+@lru_cache(maxsize=64)
+def integer_type(width: int) -> IntegerType:
+    return IntegerType(width)
+
+
+def f32_attr(value: float) -> FloatAttr:
+    """A float constant; -0.0 and 0.0 are different attributes (equal as Python keys)."""
+    return _f32_attr(value, math.copysign(1.0, value))
+
+
+@lru_cache(maxsize=4096)
+def _f32_attr(value: float, sign: float) -> FloatAttr:
+    return FloatAttr(value, f32)
+
+
+@lru_cache(maxsize=4096)
 def string_attr(value: str) -> StringAttr:
     return StringAttr(value)
 
 
 def int_attr(value: int) -> IntegerAttr:
-    return IntegerAttr(value, i64)
+    return integer_attr(value, i64)
 
 
 def array_attr(values: Sequence[Attribute]) -> ArrayAttr:

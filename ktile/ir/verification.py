@@ -142,6 +142,15 @@ class Slots:
     tests: tuple
     variadic: int | None
 
+    @property
+    def isinstance_only(self) -> tuple | None:
+        """((position, type or types), ...) when the check is a count and isinstance tests
+        (no variadic, no type variable, no other constraint), else None."""
+        if self.variadic is not None or not all(t is None or isinstance(t, (type, tuple))
+                                                for t in self.tests):
+            return None
+        return tuple((i, t) for i, t in enumerate(self.tests) if t is not None)
+
     def test_at(self, count: int) -> tuple | None:
         """The test of each of `count` values, None when no split gives that count."""
         n = len(self.tests)
@@ -180,16 +189,37 @@ class Acceptor:
     properties: tuple          # (name, test, optional)
     property_names: frozenset[str]
     attributes: tuple          # (name, test, optional)
+    # counts and isinstance tests (Slots.isinstance_only), when both operands and results
+    # have that form: most classes, checked without the general machinery
+    counts: tuple[int, int] | None = None
+    isinstance_tests: tuple[tuple, tuple] = ((), ())
 
     def accepts(self, op: Operation) -> bool:
         bound: dict[str, Attribute] = {}
-        return (_values_pass(self.operands, op._operands, bound)  # noqa: SLF001 - no view
-                and _values_pass(self.results, op.results, bound)
+        if self.counts is None:
+            values_pass = (_values_pass(self.operands, op._operands, bound)  # noqa: SLF001
+                           and _values_pass(self.results, op.results, bound))
+        else:
+            values_pass = self.counted_values_pass(op)
+        return (values_pass
                 and self.regions_pass(op)
                 and not op._successors  # noqa: SLF001 - no compiled class has successors
                 and _named_pass(self.properties, op.properties, bound)
                 and op.properties.keys() <= self.property_names
                 and _named_pass(self.attributes, op.attributes, bound))
+
+    def counted_values_pass(self, op: Operation) -> bool:
+        operands, results = op._operands, op.results  # noqa: SLF001 - no view object
+        if (len(operands), len(results)) != self.counts:
+            return False
+        operand_tests, result_tests = self.isinstance_tests
+        for i, test in operand_tests:
+            if not isinstance(operands[i].type, test):
+                return False
+        for i, test in result_tests:
+            if not isinstance(results[i].type, test):
+                return False
+        return True
 
     def regions_pass(self, op: Operation) -> bool:
         if not self.regions or len(op.regions) != len(self.regions):
@@ -241,9 +271,13 @@ def compile_acceptor(cls: type[Operation]) -> Acceptor | None:
                                                               op_def.attributes)]
         if any(isinstance(t, Var) for defs in named for _, t, _ in defs):
             return None
-        return Acceptor(compile_slots(op_def.operands), compile_slots(op_def.results),
-                        _region_rules(op_def.regions), named[0],
-                        frozenset(op_def.properties), named[1])
+        operands, results = compile_slots(op_def.operands), compile_slots(op_def.results)
+        simple = (operands.isinstance_only, results.isinstance_only)
+        counted = None not in simple
+        return Acceptor(operands, results, _region_rules(op_def.regions), named[0],
+                        frozenset(op_def.properties), named[1],
+                        counts=(len(operands.tests), len(results.tests)) if counted else None,
+                        isinstance_tests=simple if counted else ((), ()))
     except NotCompiled:
         return None
 
@@ -294,8 +328,11 @@ class OpRules:
     def structure_holds(self, op: Operation) -> bool:
         """Operation.verify's own checks: no erased operand, no successors (no kt-module op
         branches; one that does is left to xDSL), a terminator where the region needs one."""
-        if op._successors or any(isinstance(v, ErasedSSAValue) for v in op._operands):  # noqa: SLF001
+        if op._successors:  # noqa: SLF001 - no view object
             return False
+        for value in op._operands:  # noqa: SLF001
+            if isinstance(value, ErasedSSAValue):
+                return False
         block = op.parent
         region = block.parent if block is not None else None
         if region is None or block.last_op is not op or self.is_terminator:
@@ -398,39 +435,80 @@ def _may_be_empty(block: Block) -> bool:
 
 # ---- what a pass changed ----------------------------------------------------------------------
 
-OpState = tuple   # (parent, previous op, operands, result types, block argument types,
-#                   properties, attributes): what verification of an op reads of it
+class ModuleState:
+    """What verification reads of every op under a root, column by column: the ops in walk
+    order, each one's place (parent, previous op) and operands, the type of every value
+    (results, block arguments), and copies of every op's properties and attributes.
+    Attributes and types are immutable, so an unchanged column is the same objects, and two
+    states compare in C."""
+
+    def __init__(self, root: Operation):
+        ops: list[Operation] = []
+        _collect(root, ops)
+        self.ops = ops
+        self.parents = [op.parent for op in ops]
+        self.previous = [op._prev_op for op in ops]  # noqa: SLF001 - no view objects
+        self.operands = [op._operands for op in ops]  # noqa: SLF001
+        self.values = [v for op in ops for v in _defined_by(op)]
+        self.types = [v.type for v in self.values]
+        self.properties = [op.properties.copy() for op in ops]
+        self.attributes = [op.attributes.copy() for op in ops]
+
+    def same_structure(self, other: ModuleState) -> bool:
+        return (self.ops == other.ops and self.parents == other.parents
+                and self.previous == other.previous and self.operands == other.operands
+                and self.values == other.values)
 
 
-def op_states(root: Operation) -> dict[Operation, OpState]:
-    """Every op under `root` (itself included) with what its verification depends on.
-    Attributes and types are immutable, so an unchanged state is the same objects."""
-    return {op: _state(op) for op in root.walk()}
+def _collect(op: Operation, out: list[Operation]) -> None:
+    """`op` and every op nested in it, in walk order (xDSL's walk, without its generators)."""
+    out.append(op)
+    for region in op.regions:
+        for block in region.blocks:
+            inner = block.first_op
+            while inner is not None:
+                _collect(inner, out)
+                inner = inner.next_op
 
 
-def _state(op: Operation) -> OpState:
-    return (op.parent, op._prev_op, op._operands,  # noqa: SLF001 - identity, no view objects
-            tuple(r.type for r in op.results),
-            tuple(a.type for region in op.regions for block in region.blocks
-                  for a in block.args),
-            tuple(op.properties.items()), tuple(op.attributes.items()))
+def _defined_by(op: Operation) -> list[SSAValue]:
+    """The values `op` defines: its results and its regions' block arguments."""
+    if not op.regions:
+        return list(op.results)
+    return [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
 
 
-def changed_ops(before: dict[Operation, OpState],
-                after: dict[Operation, OpState]) -> list[Operation] | None:
+def op_states(root: Operation) -> ModuleState:
+    return ModuleState(root)
+
+
+def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | None:
     """The ops whose verification may have changed between two states of a module: each op
-    whose types, properties or attributes changed, the ops that read its values, and the op
-    whose region holds it (a region's owner checks what its blocks yield). None when ops
-    were added, removed, moved or rewired: then the whole module is to be verified."""
-    if after.keys() != before.keys():
+    whose value types, properties or attributes changed, the ops that read its values, and
+    the op whose region holds it (a region's owner checks what its blocks yield). None when
+    ops were added, removed, moved or rewired: then the whole module is to be verified."""
+    if not after.same_structure(before):
         return None
-    touched = [op for op, state in after.items() if before[op] != state]
-    if any(before[op][:3] != after[op][:3] for op in touched):
-        return None
-    affected: dict[Operation, None] = dict.fromkeys(touched)
+    touched: dict[Operation, None] = {}
+    if after.types != before.types:
+        for value, old, new in zip(after.values, before.types, after.types):
+            if old != new:
+                touched[_definer(value)] = None
+    for column in ("properties", "attributes"):
+        if getattr(after, column) != getattr(before, column):
+            for op, old, new in zip(after.ops, getattr(before, column), getattr(after, column)):
+                if old != new:
+                    touched[op] = None
+    affected = dict(touched)
     for op in touched:
-        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+        for value in _defined_by(op):
             affected.update(dict.fromkeys(use.operation for use in value.uses))
         if op.parent_op() is not None:
             affected[op.parent_op()] = None
     return list(affected)
+
+
+def _definer(value: SSAValue) -> Operation:
+    """The op that defines `value`: its owner, or for a block argument the block's op."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) else owner.parent_op()
