@@ -49,9 +49,10 @@ def refuse_carried_shared(op: Operation, values: Sequence[SSAValue]) -> None:
                 op, f"this {what} carries a shared tile (e.g. double buffers swapped each "
                     f"iteration); compiled kernels cannot carry shared tiles yet (the "
                     f"interpreter can)",
-                hint="keep the buffers in a Python list and pick one with an index known at "
-                     "trace time (unroll the loop by the number of buffers), as "
-                     "examples/04_gemm.py's gemm_wgmma does", what=what)
+                hint="keep the buffers in a Python list and index it instead of swapping: "
+                     "bufs = [hk.shared(hk.ST(...)) for _ in range(2)], then bufs[k % 2] with "
+                     "k the loop counter (a device index: docs/language.md, shared memory)",
+                what=what)
 
 
 def assign(e: Emitter, op: Operation, targets: Sequence[SSAValue],
