@@ -24,7 +24,8 @@ from .verify import Verify
 from .waits import Waits
 
 PIPELINE: list[type[ModulePass]] = [
-    Verify,      # first: the others assume a block that fits, supported dtypes, uniform barriers
+    Verify,      # first: verifies the whole module; the others assume verified IR, a block
+                 # that fits, supported dtypes, uniform barriers
     Fragments,   # after verify: looks up the MMA instruction of each operand dtype
     TensorMaps,  # needs nothing derived: which group loads are TMA copies, their tensor maps
     LdsAlloc,    # after tensor-maps (TMA tiles get mbarriers); before budgets (kt.lds_bytes)
@@ -38,14 +39,14 @@ PASSES: dict[str, type[ModulePass]] = {p.name: p for p in PIPELINE}
 def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
     """Checks and annotates a traced module in place; returns the warnings for the author.
 
-    The module is verified completely once, before the first pass (ir/verification.py);
-    after each pass, only what the pass changed is verified again (`verify_pass_result`)."""
+    The module is verified completely once, by the first pass (Verify, through
+    ir/verification.py); after each pass, only what the pass changed is verified again
+    (`verify_pass_result`)."""
     from ..ir.dialect import shared_context
 
     if "kt.target" not in module.attributes:
         module.attributes["kt.target"] = StringAttr(target.name)
     ctx = shared_context()
-    verify_module(module)
     states = op_states(module)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", KernelWarning)

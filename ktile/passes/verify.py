@@ -1,6 +1,8 @@
 """verify: the kernel fits its target before anything is derived from it.
 
-Invariant established: the block (warps × wave size) fits the target's threads per block;
+Invariant established: the module verifies completely (ir/verification.py: every op's own
+checks, xDSL's and the kt relations, and SSA dominance; a failure is a KernelError at the op);
+the block (warps × wave size) fits the target's threads per block;
 every element type of a global, tile or vector is one the target holds (fp8 only where it has
 an fp8 MMA); every workgroup-wide op (barrier, group load, group reduce, shared allocation,
 mma from shared) is reached by every warp, i.e. no branch or loop around it depends on the warp
@@ -19,7 +21,7 @@ from xdsl.passes import ModulePass
 from .. import targets
 from ..errors import KernelError
 from ..ir import ops as kt
-from ..ir.query import error_at, kernel_func, loc_of, warps
+from ..ir.query import error_at, kernel_func, loc_of, verify_module, warps
 from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 from ..targets.base import Target
 from .common import line_of, op_words, target_of
@@ -47,6 +49,7 @@ class Verify(ModulePass):
     name = "verify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        verify_module(op)   # first: every later check reads types the op verifiers vouch for
         target = target_of(op)
         fn = kernel_func(op)
         check_block_size(fn, warps(op), target)
