@@ -2,10 +2,11 @@
 next layer's residual (a transformer block's pre-norm). eps is a runtime float: one build
 serves every model.
 
-The residual is written to `residual_out`, not over `residual`: the aliasing rule
-(docs/runtime.md, "Aliasing and in-place") lets a kernel write an input in place only when
-it has one warp that reads the input with one load and writes it with one store; this kernel
-has four warps, each reading its column tiles in a loop, twice."""
+The sum is written to `residual_out`, not over `residual`: the second pass adds x and residual
+again, which over a residual already replaced by the sum would add x twice; and the aliasing rule
+(docs/runtime.md, "Aliasing and in-place") lets a kernel write an input in place only with one
+warp that reads it with one load and writes it with one store, where this kernel has four warps
+that read each column tile twice, in loops (docs/patterns.md)."""
 import os
 import sys
 
@@ -15,7 +16,8 @@ import ktile as hk  # noqa: E402
 from common import example_main, max_abs_error, runner, torch_rand  # noqa: E402
 
 ROWS_OF_X = [
-    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [tokens, hidden]: fold batch and depth into tokens"),
+    (lambda p: p.x.batch * p.x.depth == 1,
+     "x must be 2-D [tokens, hidden]: fold batch and depth into tokens"),
     (lambda p: p.residual.shape == p.x.shape, "residual must have x's shape"),
     (lambda p: p.o.shape == p.x.shape, "o must have x's shape"),
     (lambda p: p.residual_out.shape == p.x.shape, "residual_out must have x's shape"),
@@ -45,7 +47,7 @@ def fused_add_rmsnorm(x: hk.Tensor[hk.bf16], residual: hk.Tensor[hk.bf16],
         hf = h.to(hk.fp32)
         squares += hk.row_sum(hf * hf)
     inv_rms = hk.rsqrt(hk.group.sum(squares) / hk.to_float(x.cols) + eps)
-    for c in range(warp, tiles, warps):          # the same tiles again: added, not re-read
+    for c in range(warp, tiles, warps):          # the same tiles: x + residual once more
         idx = hk.tile_coord(0, 0, r, c)
         hf = added(x, residual, idx, t).to(hk.fp32)
         ws = w[hk.tile_coord(0, 0, 0, c)].load(hk.RV(hk.bf16, COLS, "col")).to(hk.fp32)

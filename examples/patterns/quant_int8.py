@@ -10,7 +10,8 @@ import ktile as hk  # noqa: E402
 from common import example_main, max_abs_error, runner, torch_rand  # noqa: E402
 
 ROWS_OF_X = [
-    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [tokens, hidden]: fold batch and depth into tokens"),
+    (lambda p: p.x.batch * p.x.depth == 1,
+     "x must be 2-D [tokens, hidden]: fold batch and depth into tokens"),
     (lambda p: p.q.shape == p.x.shape, "q must have x's shape"),
     (lambda p: p.scales.cols == p.x.rows and p.scales.rows == 1,
      "scales must hold one float32 per row of x: torch.empty(x.shape[0], dtype=torch.float32)"),

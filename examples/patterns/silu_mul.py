@@ -13,9 +13,11 @@ import ktile as hk  # noqa: E402
 from common import example_main, max_abs_error, runner, torch_rand  # noqa: E402
 
 HALVES = [
-    (lambda p: p.x.cols == 2 * p.o.cols, "x must hold gate and up side by side: x.cols == 2 * o.cols"),
+    (lambda p: p.x.cols == 2 * p.o.cols,
+     "x must hold gate and up side by side: x.cols == 2 * o.cols"),
     (lambda p: p.x.rows == p.o.rows, "x and o must have the same rows"),
-    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [rows, 2*d]: fold batch and depth into rows"),
+    (lambda p: p.x.batch * p.x.depth == 1,
+     "x must be 2-D [rows, 2*d]: fold batch and depth into rows"),
 ]
 
 
