@@ -1,0 +1,295 @@
+"""The ops framework: how an op folder declares its kernels, configurations and reference, and
+the checks its public function makes before anything runs.
+
+An op folder `ktile/ops/<folder>/` holds `op.py`, which defines `OPS`: a list of `Op`. An `Op`
+names its public functions (looked up lazily by `ktile.ops.<name>`), its routing table (which
+kernel, at which constants, for which shapes and targets) and where its reference lives. The
+invariant: every kernel an op can launch is a `Route` of its table, so `all_kernels()` lists
+exactly what the build and emulation tests must check, and nothing is compiled at run time that
+no test compiled.
+
+Torch is imported only by the op modules, never by this file at import time, so `import ktile`
+stays fast.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from ..errors import InputError
+
+TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950", "sm_90a")
+MAX_RANK = 4
+
+
+# ---- the configuration space --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Route:
+    """One kernel at one set of constants, for the shapes `(rows, cols)` it fits: rows up to
+    `max_rows`, columns up to `max_cols` (None: any), on `targets` (None: every target and the
+    interpreter). `sample` is a small (rows, cols) the build and emulation tests run it at."""
+    kernel: str
+    constants: dict = field(default_factory=dict)
+    max_rows: int | None = None
+    max_cols: int | None = None
+    targets: tuple[str, ...] | None = None
+    sample: tuple[int, int] = (3, 300)
+
+    def fits(self, rows: int, cols: int, target: str | None) -> bool:
+        if self.max_rows is not None and rows > self.max_rows:
+            return False
+        if self.max_cols is not None and cols > self.max_cols:
+            return False
+        if self.targets is None:
+            return True
+        # the interpreter (target None) traces for the default target: a route kept to some
+        # targets (for their shared memory, say) is not for it
+        return target is not None and target in self.targets
+
+
+class RoutingTable:
+    """An op's configuration space: routes tried in order, the first that fits wins. The tuner
+    (later) replaces the table per target with `override(target, routes)`; a measured table is
+    consulted before the shipped one, and falls back to it where no measured route fits."""
+
+    def __init__(self, routes: list[Route]):
+        self.routes = list(routes)
+        self.measured: dict[str, list[Route]] = {}
+
+    def override(self, target: str, routes: list[Route]) -> None:
+        self.measured[target] = list(routes)
+
+    def choose(self, rows: int, cols: int, target: str | None) -> Route:
+        """The route for a problem of `rows` rows of `cols` columns on `target` (None: the CPU
+        interpreter)."""
+        for route in self.measured.get(target, []) + self.routes:
+            if route.fits(rows, cols, target):
+                return route
+        raise InputError(f"no kernel of this op handles {rows} rows of {cols} columns on "
+                         f"{target or 'the CPU'}",
+                         hint="split the rows into smaller calls, or file an issue with the shape")
+
+
+# ---- an op --------------------------------------------------------------------------------
+
+@dataclass
+class Op:
+    """One op: its name (`torch.ops.ktile.<name>`), the public functions it exports
+    (`ktile.ops.<function>`), its kernels by name (each a factory of dtype, or a kernel), the
+    dtypes it accepts, its routing table and its reference module's dotted name."""
+    name: str
+    functions: dict[str, Callable]
+    kernels: dict[str, Callable[[Any], Any]]
+    dtypes: tuple[str, ...]
+    table: RoutingTable
+    reference: str
+
+    def kernel(self, route: Route, dtype: str):
+        """The kernel of `route` for elements of `dtype` (a ktile dtype name: 'bf16')."""
+        return self.kernels[route.kernel](dtype)
+
+
+def op_modules() -> list[str]:
+    """Every op folder's `op` module, by dotted name: a folder is an op when it has op.py."""
+    from . import __path__ as ops_path
+    names = []
+    for info in pkgutil.iter_modules(ops_path):
+        if info.ispkg and not info.name.startswith("_"):
+            spec = importlib.util.find_spec(f"ktile.ops.{info.name}.op")
+            if spec is not None:
+                names.append(f"ktile.ops.{info.name}.op")
+    return sorted(names)
+
+
+def all_ops() -> list[Op]:
+    """Every op of the library (importing their modules, and so torch)."""
+    return [op for name in op_modules() for op in importlib.import_module(name).OPS]
+
+
+@dataclass(frozen=True)
+class ShippedKernel:
+    """One kernel at its shipped constants for one target: what tier 1 compiles and tier 2
+    emulates. `id` reads op/kernel/dtype/constants/target."""
+    op: str
+    kernel: Any
+    dtype: str
+    constants: dict
+    target: str
+    sample: tuple[int, int]
+
+    @property
+    def id(self) -> str:
+        consts = "-".join(f"{k}{v}" for k, v in sorted(self.constants.items()))
+        return f"{self.op}/{self.kernel.name}/{self.dtype}/{consts or 'defaults'}/{self.target}"
+
+
+def all_kernels(targets: tuple[str, ...] = TARGETS) -> Iterator[ShippedKernel]:
+    """Every (op, kernel, dtype, constants, target) a shipped routing table can launch."""
+    for op in all_ops():
+        for route in op.table.routes:
+            for target in targets:
+                if route.targets is not None and target not in route.targets:
+                    continue
+                for dtype in op.dtypes:
+                    yield ShippedKernel(op.name, op.kernel(route, dtype), dtype,
+                                        dict(route.constants), target, route.sample)
+
+
+# ---- the checks of an op's public function ------------------------------------------------
+
+def dtype_name(t) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def kt_dtype(t) -> str | None:
+    """The ktile dtype name of a torch tensor's elements ('bf16'), None when ktile has none."""
+    from .. import dtypes as kt
+    names = {d.torch_name: d.name for d in (kt.bf16, kt.fp16, kt.fp32, kt.fp8, kt.i32, kt.i8)}
+    return names.get(dtype_name(t))
+
+
+def check_tensor(op: str, param: str, t, dtypes: tuple[str, ...], *, ranks=(1, MAX_RANK)):
+    """`t` is a dense torch tensor of one of `dtypes` (ktile names: 'bf16'), of 1 to 4
+    dimensions, not empty, on a CPU or GPU, its rows contiguous."""
+    import torch
+    from .. import dtypes as kt
+    if not isinstance(t, torch.Tensor):
+        raise InputError(f"{op}: '{param}' must be a torch.Tensor, got {type(t).__name__}",
+                         hint=f"pass torch.as_tensor({param})")
+    if kt_dtype(t) not in dtypes:
+        torch_names = [getattr(kt, d).torch_name for d in dtypes]
+        raise InputError(f"{op}: '{param}' holds {dtype_name(t)} elements; this op takes "
+                         f"{', '.join(torch_names)}",
+                         hint=f"convert it: {param}.to(torch.{torch_names[0]})")
+    low, high = ranks
+    if not low <= t.dim() <= high:
+        raise InputError(f"{op}: '{param}' has {t.dim()} dimensions; this op takes "
+                         f"{low} to {high}",
+                         hint=f"reshape it: {param}.reshape(-1, {param}.shape[-1])")
+    if t.layout != torch.strided:
+        raise InputError(f"{op}: '{param}' is a {t.layout} tensor; this op takes dense ones",
+                         hint=f"pass {param}.to_dense()")
+    if t.numel() == 0:
+        raise InputError(f"{op}: '{param}' is empty (shape {tuple(t.shape)}); there is nothing "
+                         f"to normalise", hint="skip the call for empty inputs")
+    if t.device.type not in ("cpu", "cuda", "meta"):
+        raise InputError(f"{op}: '{param}' is on {t.device}; ktile runs on the CPU "
+                         f"(interpreter) and on CUDA or ROCm GPUs",
+                         hint=f"move it: {param}.cpu() or {param}.cuda()")
+    if t.device.type != "meta" and not t.is_contiguous():
+        raise InputError(f"{op}: '{param}' is not contiguous (strides {t.stride()}); this op "
+                         f"reads it as rows of one contiguous run each",
+                         hint=f"pass {param}.contiguous()")
+
+
+def check_last_dim(op: str, param: str, t, cols, like: str) -> None:
+    """`t` is one row of `cols` values (a weight or bias vector for rows of `like`)."""
+    if t.dim() != 1 or t.shape[0] != cols:
+        raise InputError(f"{op}: '{param}' has shape {tuple(t.shape)}; it must hold one value "
+                         f"per column of '{like}', shape ({cols},)",
+                         hint=f"pass a 1-D tensor of {like}.shape[-1] = {cols} values")
+
+
+def check_like(op: str, param: str, t, like, like_name: str, *, dtype=True) -> None:
+    """`t` has `like`'s shape, device and (with `dtype`) dtype."""
+    if tuple(t.shape) != tuple(like.shape):
+        raise InputError(f"{op}: '{param}' has shape {tuple(t.shape)}, '{like_name}' "
+                         f"{tuple(like.shape)}; they must be equal",
+                         hint=f"pass a tensor shaped like '{like_name}'")
+    check_same_device(op, {param: t, like_name: like})
+    if dtype and t.dtype != like.dtype:
+        raise InputError(f"{op}: '{param}' holds {dtype_name(t)}, '{like_name}' "
+                         f"{dtype_name(like)}; they must be equal",
+                         hint=f"convert it: {param}.to({like_name}.dtype)")
+
+
+def check_same_device(op: str, tensors: dict) -> None:
+    devices = {t.device for t in tensors.values()}
+    if len(devices) > 1:
+        listed = ", ".join(f"'{p}' on {t.device}" for p, t in tensors.items())
+        raise InputError(f"{op}: tensors are on different devices: {listed}",
+                         hint="move them to one device first")
+
+
+def check_out(op: str, out, like, like_name: str = "x", param: str = "out") -> None:
+    """`out=` is a contiguous tensor of `like`'s shape, dtype and device that shares no memory
+    with it."""
+    import torch
+    if not isinstance(out, torch.Tensor):
+        raise InputError(f"{op}: '{param}' must be a torch.Tensor, got {type(out).__name__}",
+                         hint=f"pass {param}=torch.empty_like({like_name}), or leave it out")
+    check_like(op, param, out, like, like_name)
+    if not out.is_contiguous():
+        raise InputError(f"{op}: '{param}' is not contiguous (strides {out.stride()})",
+                         hint=f"pass {param}=torch.empty_like({like_name})")
+
+
+def check_eps(op: str, eps) -> float:
+    """eps is a finite, non-negative number (a runtime scalar: no rebuild per value)."""
+    import math
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise InputError(f"{op}: 'eps' must be a Python float, got {type(eps).__name__}",
+                         hint="pass eps=1e-6 (a tensor: eps.item())")
+    if not math.isfinite(eps) or eps < 0:
+        raise InputError(f"{op}: 'eps' is {eps}; it must be a finite number >= 0",
+                         hint="pass the model's epsilon, e.g. eps=1e-6")
+    return float(eps)
+
+
+def rows_of(t):
+    """`t` (contiguous, 1 to 4 dimensions) as a 2-D view: (rows, cols)."""
+    return t.view(-1, t.shape[-1])
+
+
+def target_of(t) -> str | None:
+    """The target a call on `t` runs on: None on the CPU (the interpreter), else the GPU's."""
+    if t.device.type != "cuda":
+        return None
+    from ..runtime.devices import device, target_of as device_target
+    return device_target(device(t.device.index or 0))
+
+
+# ---- torch.library registration -----------------------------------------------------------
+
+def define(qualname: str, impl: Callable, fake: Callable, *, mutates_args: tuple[str, ...] = ()):
+    """Register `impl` (annotated: its schema is inferred) as `torch.ops.<qualname>` for CPU and
+    CUDA tensors, with `fake` as its fake implementation (shapes and dtypes only), and return a
+    caller: eager calls on plain tensors go straight to `impl` (the dispatcher's Python costs
+    tens of microseconds, more than a small kernel), anything else (torch.compile, fake
+    tensors, modes) through the registered op."""
+    import torch
+    custom = torch.library.custom_op(qualname, impl, mutates_args=mutates_args,
+                                     device_types=("cpu", "cuda"))
+    custom.register_fake(fake)
+    namespace, name = qualname.split("::")
+    overload = getattr(getattr(torch.ops, namespace), name).default
+    return Dispatch(impl, overload)
+
+
+class Dispatch:
+    """An op's entry: `impl` directly for plain eager tensors, else the torch op."""
+
+    def __init__(self, impl: Callable, overload):
+        self.impl = impl
+        self.overload = overload
+
+    def __call__(self, *args):
+        if _plain_eager(args):
+            return self.impl(*args)
+        return self.overload(*args)
+
+
+def _plain_eager(args) -> bool:
+    """Real CPU or CUDA tensors (no subclass, no fake), no dispatch mode, not compiling."""
+    import torch
+    if torch.compiler.is_compiling():
+        return False
+    for a in args:
+        if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor
+                                            or a.device.type not in ("cpu", "cuda")):
+            return False
+    depth = getattr(torch._C, "_len_torch_dispatch_stack", None)
+    return depth is None or depth() == 0
