@@ -173,10 +173,13 @@ def warp_varying_values(fn: FuncOp) -> set[SSAValue]:
     kt.warp_id, through ops, loop-carried values and the results of warp-dependent control
     flow. A group reduce gives every warp the same value, so it stops the dependence."""
     varying: set[SSAValue] = set()
+    ops = list(fn.walk())
+    if not any(isinstance(op, kt.WarpIdOp) for op in ops):
+        return varying   # the common kernel: nothing depends on the warp id
     changed = True
-    while changed:
+    while changed:   # again only while loop-carried values spread the dependence backwards
         changed = False
-        for op in fn.walk():
+        for op in ops:
             for value in _newly_varying(op, varying):
                 if value not in varying:
                     varying.add(value)
