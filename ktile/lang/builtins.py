@@ -11,6 +11,7 @@ from .elementwise import FUNCTIONS, block_reduce
 from .memory import Coord
 from .mma import *  # noqa: F401,F403
 from .shared_ops import group_reduce as _group_reduce
+from .shared_ops import select_shared as _select_shared
 from .transfers import *  # noqa: F401,F403
 from .transfers import barrier, load_async, shared, wait_for
 from .types import SV
@@ -185,6 +186,7 @@ class _Lds(_Namespace):
     """hk.lds: shared memory (LDS on AMD)."""
     _spelled = "hk.lds"
     alloc = staticmethod(hk_compat.lds_alloc)  # hk's: name=, count=; its loads wait
+    select = staticmethod(_select_shared)  # bufs[i] spelled as a call: a device-picked tile
     load_async = staticmethod(load_async)
     wait_for = staticmethod(wait_for)
 

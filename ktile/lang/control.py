@@ -12,7 +12,7 @@ from typing import Any, Callable
 from xdsl.ir import Block
 
 from ..errors import SourceLoc
-from . import tracer
+from . import subscripts, tracer
 from .memory import Global
 from .values import Scalar, Value, as_index, describe, scalar_const
 
@@ -294,4 +294,4 @@ def _trace_while(b, cond_fn: Callable, body: Callable, inits: tuple, live: list[
 
 
 HELPERS = {"__kt_for": for_range, "__kt_if": branch, "__kt_while": while_loop,
-           "__kt_capture": capture, "__kt_static_range": static_range}
+           "__kt_capture": capture, "__kt_static_range": static_range, **subscripts.HELPERS}

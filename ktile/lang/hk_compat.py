@@ -17,6 +17,7 @@ from .. import dtypes
 from . import tracer
 from .hk_methods import landed
 from .memory import Coord, Global, GlobalView, SharedTile
+from .shared_ops import select_shared
 from .tiles import Tile, Vec
 from .types import RT, RV, ST, SV
 from .values import Scalar, as_index, describe
@@ -277,17 +278,20 @@ def _waited(value, wait: bool, into):
 
 
 class LdsStack:
-    """`hk.lds.alloc(T, count=n)`: n shared tiles, `stack[i]` with i a Python int."""
+    """`hk.lds.alloc(T, count=n)`: n shared tiles, `stack[i]` with i a Python int or a device
+    integer (then the tile is picked on the device, as `bufs[i]` of a list of shared tiles)."""
 
     def __init__(self, tiles: list[LdsTile]):
         self.tiles = tiles
 
     def __getitem__(self, i) -> LdsTile:
+        if isinstance(i, Scalar):
+            return select_shared(self.tiles, i)
         if not isinstance(i, int) or isinstance(i, bool):
-            raise tracer.error("a shared stack is indexed by a Python int in ktile (each buffer "
-                               "is its own allocation)", op="lds stack",
-                               hint="unroll the stages with range(...) over Python ints, or "
-                                    "keep ktile's list of hk.shared tiles")
+            raise tracer.error(f"a shared stack is indexed by an integer, got {describe(i)}",
+                               op="lds stack",
+                               hint="index it with a Python int or a device integer such as "
+                                    "k % 2")
         if not 0 <= i < len(self.tiles):
             raise tracer.error(f"shared stack index {i} is outside its {len(self.tiles)} buffers")
         return self.tiles[i]

@@ -20,6 +20,7 @@ import textwrap
 from typing import Callable
 
 from ..errors import KernelError, SourceLoc
+from .subscripts import SubscriptRewriter
 
 _counter = itertools.count(1)
 
@@ -262,6 +263,7 @@ def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
     # that name in its body (an @hk.func calling itself) would bypass the decorator
     fdef.name = f"__kt_rewritten_{fdef.name}"
     fdef = ControlFlowRewriter(filename).visit(fdef)
+    fdef = SubscriptRewriter().visit(fdef)  # bufs[k % 2]: a list of shared tiles, device index
     tree.body = [_closure_wrapper(fn, fdef)]
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec")

@@ -25,7 +25,13 @@ def subscript(container, index):
 
 
 class SubscriptRewriter(ast.NodeTransformer):
-    """`c[i]` read in the kernel → `__kt_subscript(c, i)`, at the subscript's own position."""
+    """`c[i]` read in the kernel → `__kt_subscript(c, i)`, at the subscript's own position.
+
+    Parameter annotations and defaults are left alone: they are evaluated once, when the
+    rewritten function is defined, and `hk.Tensor[hk.bf16]` is no list of shared tiles."""
+
+    def visit_arguments(self, node: ast.arguments) -> ast.arguments:
+        return node
 
     def visit_Subscript(self, node: ast.Subscript):
         self.generic_visit(node)

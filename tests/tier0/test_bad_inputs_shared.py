@@ -88,8 +88,8 @@ def reduce_scratch_too_big(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     o[0, 0, 0, 0] = hk.group.sum(x)  # <- here
 
 
-def list_of_shared_tiles_by_device_value(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
-    bufs = [hk.shared(hk.ST(hk.fp32, 16, 32)), hk.shared(hk.ST(hk.fp32, 16, 32))]
+def mixed_shared_tiles_by_device_value(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    bufs = [hk.shared(hk.ST(hk.fp32, 16, 32)), hk.shared(hk.ST(hk.bf16, 16, 32))]
     for stage in range(hk.cdiv(a.cols, 32)):
         s = bufs[stage % 2]  # <- here
 
@@ -112,7 +112,8 @@ CASES = [
                           "s.load(hk.RT(...))"), 4),
     (reduce_under_warp_branch, ("every warp",), 4),
     (reduce_scratch_too_big, ("group reduce's scratch", "bytes"), 8),
-    (list_of_shared_tiles_by_device_value, ("a device scalar is not a Python int",), 4),
+    (mixed_shared_tiles_by_device_value, ("item 1 of the list", "hk.bf16", "of one type",
+                                          "same hk.ST(...)"), 4),
 ]
 
 
