@@ -98,15 +98,21 @@ def _check_fits(kernel, target, value: Any, named: str | None) -> None:
     if _is_int(value) and 1 <= value <= target.max_warps:
         return
     reason = (f"must be at least 1" if _is_int(value) and value < 1 else
-              f"is over {target.name}'s {target.max_warps} warps of {target.wave_size} lanes "
-              f"({target.max_threads_per_block} threads) per block" if _is_int(value) else
-              "must be an int")
+              _over_block(target, value) if _is_int(value) else "must be an int")
     fix = f"a warp count from 1 to {target.max_warps} on {target.name}"
     if named is None:
         raise KernelError(f"warps={value!r} {reason}", loc=kernel.def_loc, kernel=kernel.name,
-                          hint=f"give warps= {fix}")
+                          hint=f"give warps= {fix} (warps={target.max_warps} at most)")
     raise InputError(f"constant {named!r} is the kernel's warp count (warps={named!r}): "
                      f"{value!r} {reason}", kernel=kernel.name, hint=f"pass {named}= {fix}")
+
+
+def _over_block(target, warps: int) -> str:
+    """Over the block in warps and in threads: an author counts either way."""
+    threads = warps * target.wave_size
+    return (f"is over {target.name}'s {target.max_warps} warps of {target.wave_size} lanes per "
+            f"block ({warps} warps are {threads} threads; the limit is "
+            f"{target.max_threads_per_block} threads)")
 
 
 def _spec_error(kernel, message: str, hint: str | None = None) -> KernelError:

@@ -45,11 +45,13 @@ def too_many_warps(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
     o[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 64))
 
 
-def test_verify_refuses_a_block_over_the_thread_limit():
+def test_a_block_over_the_thread_limit_is_refused_at_the_decorator():
+    # tracing refuses it (lang/warps.py) before verify's own check, which hand-written IR
+    # reaches (tests/filecheck/passes/verify.mlir)
     error = refusal(too_many_warps, "gfx942")
-    assert error.message == ("32 warps of 64 lanes are 2048 threads, over gfx942's limit of "
-                             "1024 threads per block")
-    assert error.hint == "use at most 16 warps (@hk.kernel(..., warps=16))"
+    assert error.message == ("warps=32 is over gfx942's 16 warps of 64 lanes per block (32 warps "
+                             "are 2048 threads; the limit is 1024 threads)")
+    assert error.hint == "give warps= a warp count from 1 to 16 on gfx942 (warps=16 at most)"
     assert error.loc.line == line("too-many-warps")
     too_many_warps.trace(target="gfx1100")  # 32 x 32 = 1024 threads fit
 
