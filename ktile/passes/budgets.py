@@ -69,8 +69,15 @@ class RegisterEstimate:
     def __init__(self, target: Target):
         self.target = target
         self.peak = Peak()
+        self._bytes: dict[SSAValue, int] = {}   # a value's size is asked at every point it lives
 
     def value_bytes(self, value: SSAValue) -> int:
+        found = self._bytes.get(value)
+        if found is None:
+            found = self._bytes[value] = self._value_bytes(value)
+        return found
+
+    def _value_bytes(self, value: SSAValue) -> int:
         ty = value.type
         per_lane = elements(ty) * element_bytes(ty) / self.target.wave_size
         if isinstance(ty, RegTileType):
