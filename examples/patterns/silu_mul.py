@@ -34,15 +34,16 @@ def silu_mul(x: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *, COLS: hk.Constexpr
 VIEWS = [
     (lambda p: p.gate.shape == p.o.shape and p.up.shape == p.o.shape,
      "gate, up and o must have one shape: pass x[..., :d], x[..., d:] and o of [rows, d]"),
+    (lambda p: p.o.batch * p.o.depth == 1,
+     "o must be 2-D [rows, d]: fold batch and depth into rows"),
 ]
 
 
-@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, p.COLS), hk.cdiv(p.o.rows, 16), p.o.batch),
-           requires=VIEWS + [(lambda p: p.o.depth == 1, "o must have depth 1: fold it into rows")])
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, p.COLS), hk.cdiv(p.o.rows, 16)), requires=VIEWS)
 def silu_mul_views(gate: hk.Tensor[hk.bf16], up: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], *,
                    COLS: hk.Constexpr[int] = 64):
-    b, r, c = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
-    idx = hk.tile_coord(b, 0, r, c)
+    r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
+    idx = hk.tile_coord(0, 0, r, c)
     t = hk.RT(hk.bf16, 16, COLS)
     g, u = gate[idx].load(t).to(hk.fp32), up[idx].load(t).to(hk.fp32)
     o[idx] = (hk.silu(g) * u).to(hk.bf16)
