@@ -225,6 +225,16 @@ def check_out(op: str, out, like, like_name: str = "x", param: str = "out") -> N
     if not out.is_contiguous():
         raise InputError(f"{op}: '{param}' is not contiguous (strides {out.stride()})",
                          hint=f"pass {param}=torch.empty_like({like_name})")
+    if out.device.type != "meta" and shares_memory(out, like):
+        raise InputError(f"{op}: '{param}' shares memory with '{like_name}'; the kernel's "
+                         f"blocks would read what others already wrote",
+                         hint=f"pass a separate {param}=torch.empty_like({like_name})")
+
+
+def shares_memory(a, b) -> bool:
+    """Whether the byte spans of two contiguous tensors meet."""
+    a0, b0 = a.data_ptr(), b.data_ptr()
+    return a0 < b0 + b.numel() * b.element_size() and b0 < a0 + a.numel() * a.element_size()
 
 
 def check_eps(op: str, eps) -> float:

@@ -18,3 +18,13 @@ def rmsnorm(x: np.ndarray, w: np.ndarray, eps: float, out_dtype: DType) -> np.nd
 
 def tolerance(y: np.ndarray) -> float:
     return float(np.max(np.abs(y))) * 2.0 ** -7 + 1e-3
+
+
+def rms_norm(x: np.ndarray, w: np.ndarray, eps: float, out_dtype: DType) -> np.ndarray:
+    """The library op's semantics (vLLM's RMSNorm.forward_native, transformers' LlamaRMSNorm):
+    x · rsqrt(mean(x²) + eps) in fp32, rounded to the dtype, times w, rounded again. Within
+    `tolerance` of `rmsnorm` (one more rounding)."""
+    x = np.asarray(x, np.float32)
+    ms = np.mean(x * x, axis=-1, keepdims=True, dtype=np.float32)
+    normed = out_dtype.round(x / np.sqrt(ms + np.float32(eps)))
+    return out_dtype.round(normed * np.asarray(w, np.float32))

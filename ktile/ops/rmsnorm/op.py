@@ -1,0 +1,75 @@
+"""`ktile.ops.rms_norm(x, weight, eps, *, out=None)`: torch semantics, `torch.ops.ktile.rms_norm`.
+
+y = (x · rsqrt(mean(x², last axis) + eps)) rounded to x's dtype, times weight, rounded again
+(vLLM's RMSNorm and transformers' LlamaRMSNorm). x has 1 to 4 dimensions; weight is 1-D with
+x.shape[-1] values of x's dtype.
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from . import config, kernels
+
+NAME = "rms_norm"
+DTYPES = ("bf16", "fp16", "fp32")
+
+
+def check_inputs(op: str, x, weight, eps) -> float:
+    lib.check_tensor(op, "x", x, DTYPES)
+    lib.check_tensor(op, "weight", weight, DTYPES)
+    lib.check_last_dim(op, "weight", weight, x.shape[-1], "x")
+    lib.check_same_device(op, {"x": x, "weight": weight})
+    if weight.dtype != x.dtype:
+        raise InputError(f"{op}: 'weight' holds {lib.dtype_name(weight)}, 'x' "
+                             f"{lib.dtype_name(x)}; they must be equal",
+                             hint="convert it: weight.to(x.dtype)")
+    return lib.check_eps(op, eps)
+
+
+def launch(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float) -> None:
+    """Run the routed kernel: x and out as (rows, cols) views."""
+    rows = lib.rows_of(x)
+    route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
+    kernel = OP.kernel(route, lib.kt_dtype(x))
+    kernel(rows, weight, lib.rows_of(out), eps, **route.constants)
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    out = torch.empty_like(x)
+    launch(x, weight, out, eps)
+    return out
+
+
+def _rms_norm_fake(x, weight, eps):
+    return torch.empty_like(x)
+
+
+def _rms_norm_out(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor) -> None:
+    launch(x, weight, out, eps)
+
+
+def _rms_norm_out_fake(x, weight, eps, out):
+    return None
+
+
+_FUNCTIONAL = lib.define("ktile::rms_norm", _rms_norm, _rms_norm_fake)
+_OUT = lib.define("ktile::rms_norm_out", _rms_norm_out, _rms_norm_out_fake, mutates_args=("out",))
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *,
+             out: torch.Tensor | None = None) -> torch.Tensor:
+    """RMSNorm over x's last axis; writes `out` when given (x's shape, dtype, device) and
+    returns it, else returns a new tensor."""
+    eps = check_inputs(NAME, x, weight, eps)
+    if out is None:
+        return _FUNCTIONAL(x, weight, eps)
+    lib.check_out(NAME, out, x)
+    _OUT(x, weight, eps, out)
+    return out
+
+
+OP = lib.Op(NAME, {"rms_norm": rms_norm}, kernels.KERNELS, DTYPES, config.TABLE,
+            "ktile.ops.rmsnorm.reference")
+OPS = [OP]

@@ -1,0 +1,93 @@
+"""Every kernel of the op library at its shipped configurations (`ktile.ops.all_kernels()`: each
+route of each op's routing table, for each target the route is for) compiles with zero spills:
+clang++-22 for gfx1100, gfx1201, gfx942 and gfx950 with the cocheck gate (no spill, no scratch,
+waits and LDS races checked), nvcc for sm_90a with ptxas's spill and stack counts. An op added to
+ktile/ops/ (a folder with op.py) is checked here with no change to this file.
+
+Bounded: every route in the ops' first dtype on every target; the other dtypes at each op's
+first route only (a dtype changes the element type of the same code, not its shape). Built
+once per module, two at a time."""
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ktile.ops import all_kernels
+
+pytestmark = pytest.mark.tier1
+
+AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950")
+
+
+def shipped() -> list:
+    """The bounded selection the docstring describes, in a stable order."""
+    from ktile.ops import all_ops
+    first_dtype = {op.name: op.dtypes[0] for op in all_ops()}
+    first_kernel: dict[str, str] = {}
+    chosen = []
+    for k in all_kernels():
+        first_kernel.setdefault(k.op, k.id.rsplit("/", 3)[0])
+        if k.dtype == first_dtype[k.op] or k.id.startswith(first_kernel[k.op]):
+            chosen.append(k)
+    # the other dtypes: their first route's kernel and constants only
+    return [k for k in chosen if k.dtype == first_dtype[k.op] or _first_route(k)]
+
+
+def _first_route(k) -> bool:
+    from ktile.ops import all_ops
+    op = next(o for o in all_ops() if o.name == k.op)
+    route = op.table.routes[0]
+    return k.kernel is op.kernel(route, k.dtype) and k.constants == route.constants
+
+
+KERNELS = shipped()
+
+
+def _amd():
+    amd = pytest.importorskip("test_amd_headers")
+    if amd.MISSING:
+        pytest.skip(f"tier 1: needs Debian's LLVM 22 (missing {', '.join(amd.MISSING)})")
+    return amd
+
+
+def _hopper():
+    hopper = pytest.importorskip("test_hopper_headers")
+    if hopper.NVCC is None:
+        pytest.skip("tier 1: nvcc not found")
+    return hopper
+
+
+def _file_name(k) -> str:
+    return "".join(c if c.isalnum() else "_" for c in k.id)
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> dict:
+    """ShippedKernel id -> build."""
+    folder = tmp_path_factory.mktemp("ops")
+
+    def build(k):
+        source = k.kernel.trace(k.target, **k.constants).source()
+        if k.target == "sm_90a":
+            return k.id, _hopper().nvcc_build(source, folder, _file_name(k))
+        return k.id, _amd().amd_build(source, folder, _file_name(k), k.target)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(build, KERNELS))
+
+
+def test_every_op_has_kernels_for_every_target():
+    assert {k.target for k in KERNELS} == {*AMD_TARGETS, "sm_90a"}
+    assert {k.op for k in KERNELS} >= {"rms_norm"}
+
+
+@pytest.mark.parametrize("k", [k for k in KERNELS if k.target in AMD_TARGETS],
+                         ids=lambda k: k.id)
+def test_amd_build_is_clean(builds, k):
+    _amd().assert_clean(builds[k.id], k.kernel.name, k.id)
+
+
+@pytest.mark.parametrize("k", [k for k in KERNELS if k.target == "sm_90a"], ids=lambda k: k.id)
+def test_sm90a_build_has_no_spills(builds, k):
+    build = builds[k.id]
+    assert build.returncode == 0, f"nvcc failed for {k.id}:\n{build.log[-4000:]}"
+    res = build.functions[k.kernel.name]
+    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (0, 0, 0), res
