@@ -98,6 +98,12 @@ OP_CASES = [
     ("copy into registers", '"kt.copy_async"(%g, %c0, %c0, %c0, %c0, %t) : (!kt.global<bf16>, '
      f"index, index, index, index, {RT('16x64xbf16')}) -> ()",
      ["kt.copy_async", RT("16x64xbf16"), "shared tile or vector"]),
+    ("device pick among mixed tiles", '%r = "kt.lds_select"(%c0, %s, %sv) : (index, '
+     "!kt.st<64x64xbf16>, !kt.sv<64xf32>) -> !kt.st<64x64xbf16>",
+     ["kt.lds_select", "tile 1 is !kt.sv<64xf32>", "!kt.st<64x64xbf16>", "one type"]),
+    ("device pick outside its list", '%r = "kt.lds_select"(%c4, %s) : (index, '
+     "!kt.st<64x64xbf16>) -> !kt.st<64x64xbf16>",
+     ["kt.lds_select", "index 4 is outside the list of 1 tiles"]),
     ("shared load does not divide", '%r = "kt.lds_load"(%s, %c0, %c0) : (!kt.st<64x64xbf16>, '
      f"index, index) -> {RT('16x48xbf16')}", ["kt.lds_load", "16x48", "64x64", "divide"]),
     ("shared load converts", '%r = "kt.lds_load"(%s, %c0, %c0) : (!kt.st<64x64xbf16>, index, '
@@ -218,9 +224,10 @@ OP_CASES = [
      "(!kt.rv<16xf32, row>) -> !kt.rv<16xf32, row>", ["kt.reduce", "gives f32"]),
     ("unknown reduction", f'%r = "kt.reduce"(%tf) <{{kind = "prod", axis = "row"}}> : '
      f"({RT('16x64xf32')}) -> !kt.rv<16xf32, row>", ["kt.reduce", "kind 'prod'", "sum"]),
-    ("group reduce of a tile", f'%r = "kt.block_reduce"(%tf) <{{kind = "sum"}}> : '
-     f"({RT('16x64xf32')}) -> {RT('16x64xf32')}", ["kt.block_reduce", RT("16x64xf32"),
-                                                   "vector or an f32 scalar"]),
+    ("group reduce of a shared tile", '%r = "kt.block_reduce"(%s) <{kind = "sum"}> : '
+     "(!kt.st<64x64xbf16>) -> !kt.st<64x64xbf16>",
+     ["kt.block_reduce", "!kt.st<64x64xbf16>",
+      "a register tile, a register vector or an f32 scalar"]),
     ("group reduce changes type", '%r = "kt.block_reduce"(%v) <{kind = "max"}> : '
      "(!kt.rv<16xf32, row>) -> !kt.rv<32xf32, row>",
      ["kt.block_reduce", "!kt.rv<32xf32, row>", "!kt.rv<16xf32, row>"]),
