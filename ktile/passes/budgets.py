@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..errors import KernelWarning
+from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func, loc_of
 from ..ir.types import RegTileType, RegVecType
 from ..targets.base import Target
@@ -82,6 +83,8 @@ class RegisterEstimate:
         per_lane = elements(ty) * element_bytes(ty) / self.target.wave_size
         if isinstance(ty, RegTileType):
             per_lane *= replication(ty.fragment.data, self.target)
+        elif isinstance(ty, RegVecType):
+            per_lane *= self.target.vector_replication[ty.axis.data == "col"]
         return registers(math.ceil(per_lane)) * REGISTER_BYTES
 
     def block(self, block: Block, live_out: set[SSAValue], outer: frozenset[SSAValue]) -> set:
@@ -103,9 +106,19 @@ class RegisterEstimate:
         return live
 
     def consider(self, op: Operation, live: frozenset[SSAValue]) -> None:
-        total = sum(self.value_bytes(v) for v in live)
+        total = (self.target.register_overhead * REGISTER_BYTES + self.in_flight_bytes(op)
+                 + sum(self.value_bytes(v) for v in live))
         if total > self.peak.bytes:
             self.peak = Peak(total, op, frozenset(live))
+
+
+    def in_flight_bytes(self, op: Operation) -> int:
+        """What a register load from global holds besides its destination while it runs
+        (the target's load_registers_per_element per element per lane)."""
+        if not isinstance(op, (kt.LoadOp, kt.GatherOp)) or not self.target.load_registers_per_element:
+            return 0
+        per_lane = elements(op.results[0].type) / self.target.wave_size
+        return math.ceil(self.target.load_registers_per_element * per_lane) * REGISTER_BYTES
 
 
 def in_registers(values) -> list[SSAValue]:

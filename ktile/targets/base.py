@@ -109,6 +109,17 @@ class Target:
     max_arrivals: int = 0            # the most tiles a kernel's TMA copies may write
     copy_alignment: int = 16         # bytes a tile a TMA copy writes is aligned to (sm_90a:
                                      # the swizzle repeats on 1024-byte boundaries)
+    # The register model of the budgets pass (trace time): a register vector's elements are
+    # held by this many lanes each, along (rows, cols), as the tiles it broadcasts onto lay out
+    # their rows and columns (1: spread over the wave, the AMD default until measured)
+    vector_replication: tuple[int, int] = (1, 1)
+    register_overhead: int = 0       # registers per lane beyond the live tiles and vectors
+                                     # (indices, addresses, the globals' extents), calibrated
+    load_registers_per_element: float = 0.0  # registers a register load from global holds per
+                                     # element per lane while it is in flight (row addresses,
+                                     # edge predicates), on top of its destination
+    occupancy_warn_below: float = 0.0  # warn when the estimate leaves fewer resident warps per
+                                     # multiprocessor than this share of its maximum (NVIDIA)
     notes: tuple[str, ...] = field(default=())
 
     def mma_shape_for(self, dtype: str) -> MmaShape | None:

@@ -60,6 +60,13 @@ TARGET = Target(
     # 7-9, so a tile a descriptor describes with base offset 0 starts on a 1024-byte boundary
     mma_shared_alignment=1024,
     # CUDA C++ Programming Guide, compute capability 9.0; H200 attributes (cuDeviceGetAttribute)
+    # register_tile.hpp: a row vector holds rows 16c + 8h + lane_group (each element in the 4
+    # lanes of a quad), a column vector columns 16c + 8h + 2t + {0, 1} (each in 8 lanes)
+    vector_replication=(4, 8),
+    # fitted to ptxas 13.0's counts of the 16 example kernels (-Xptxas -v, 2026-12-01): the
+    # estimate is within tests/tier1/test_register_estimates.py's margin of each
+    register_overhead=8,
+    load_registers_per_element=1.25,
     multiprocessor=Multiprocessor(
         registers=65536, partitions=4, register_unit=256, max_warps=64, max_blocks=32,
         shared_bytes=233472,            # 228 KiB per SM
