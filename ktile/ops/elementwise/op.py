@@ -120,7 +120,7 @@ def _span(t) -> tuple[int, int]:
     return t.data_ptr(), t.data_ptr() + reach * t.element_size()
 
 
-def _meets(a, b) -> bool:
+def meets(a, b) -> bool:
     (a0, a1), (b0, b1) = _span(a), _span(b)
     return a0 < b1 and b0 < a1
 
@@ -129,7 +129,7 @@ def write_out(out, inputs, launch) -> None:
     """`launch(target)` into out, through a scratch tensor copied back when out shares memory
     with an input: torch allows `add(a, b, out=a)`, but a kernel's blocks must not read what
     others already wrote (docs/runtime.md, "Aliasing and in-place")."""
-    if not any(_meets(out, t) for t in inputs if isinstance(t, torch.Tensor)):
+    if not any(meets(out, t) for t in inputs if isinstance(t, torch.Tensor)):
         launch(out)
         return
     scratch = torch.empty_like(out)

@@ -1,0 +1,1 @@
+"""Gated activations: silu_and_mul and gelu_and_mul (vLLM's convention)."""
