@@ -19,7 +19,9 @@ from typing import Any, Callable
 
 from .. import config
 from ..errors import InputError, InternalError, KernelError, KernelWarning, SourceLoc
-from .types import CONSTEXPR_KINDS, SCALAR_DTYPES, ConstexprSpec, ScalarSpec, TensorSpec
+from .hk_options import apply_kernel_options, build_limits, constexpr_spec as hk_constexpr_spec
+from .types import (CONSTEXPR_KINDS, SCALAR_DTYPES, Constexpr, ConstexprSpec, ScalarSpec,
+                    TensorSpec)
 
 DIM_NAMES = ("batch", "depth", "rows", "cols")
 
@@ -188,7 +190,6 @@ class Kernel:
             return check_target(target, "target", kernel=self.name)
         return self.arch or config.default_target()
 
-
     # ---- tracing -------------------------------------------------------------------------
 
     def trace(self, target: str | None = None, **constants) -> KernelTrace:
@@ -223,7 +224,8 @@ class Kernel:
         `limits`: a `ktile.runtime.build.BuildLimits(max_vgprs=..., min_occupancy=...)` the
         build must also meet (AMD targets)."""
         rt = runtime()
-        return rt.build_trace(self.trace(target, **constants), limits=limits or rt.BuildLimits())
+        limits = limits or build_limits(self) or rt.BuildLimits()  # hk: max_vgprs=, min_occupancy=
+        return rt.build_trace(self.trace(target, **constants), limits=limits)
 
     def rewritten(self) -> Callable:
         if self._rewritten is None:
@@ -420,8 +422,11 @@ def _signature(fn: Callable, loc: SourceLoc):
         raise KernelError(exc.message, loc=loc, kernel=fn.__name__, hint=exc.hint) from None
     for p in signature.parameters.values():
         at = lines.get(p.name, loc)
-        scalar = _scalar_param(fn, p, at)
-        if scalar is not None:
+        hk_constant = hk_constexpr_spec(p, ConstexprSpec, Constexpr)  # hk-dsl's looser forms
+        scalar = None if hk_constant else _scalar_param(fn, p, at)
+        if hk_constant is not None:
+            constexprs[p.name] = (hk_constant, p.default)
+        elif scalar is not None:
             scalars.append(scalar)
             if not scalar.keyword_only:
                 positional.append(p.name)
@@ -462,10 +467,11 @@ def _scalar_param(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> ScalarPa
 def _tensor_spec(fn: Callable, p: inspect.Parameter, at: SourceLoc) -> TensorSpec:
     ann = p.annotation
     if not isinstance(ann, TensorSpec):
-        shown = "no annotation" if ann is inspect.Parameter.empty else repr(ann)
+        shown = ("no annotation" if ann is inspect.Parameter.empty else
+                 ann.__name__ if isinstance(ann, type) else repr(ann))
         raise KernelError(
-            f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]), got "
-            f"{shown}", loc=at, kernel=fn.__name__,
+            f"positional parameter '{p.name}' must be a tensor (hk.Tensor[dtype]) or a runtime "
+            f"scalar (int, float), got {shown}", loc=at, kernel=fn.__name__,
             hint=f"annotate it `{p.name}: hk.Tensor[hk.bf16]`, make it a runtime scalar "
                  f"(`{p.name}: float` or `{p.name}: int`), or a keyword-only constant after "
                  f"`*`: `*, {p.name}: hk.Constexpr[int] = ...`")
@@ -520,15 +526,18 @@ def _parameter_lines(fn: Callable, loc: SourceLoc) -> dict[str, SourceLoc]:
 
 
 def kernel(fn: Callable | None = None, *, grid=None, warps: int | str | dict = 1,
-           arch: str | None = None, requires: Sequence[tuple[Callable, str]] = ()):
+           arch: str | None = None, requires: Sequence[tuple[Callable, str]] = (),
+           **hk_options):
     """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`. `warps`: an int,
     the name of an int constant each call sets (`warps="WARPS"`), or a dict per target
     (`{"gfx942": 4, "default": 8}`; see `ktile.lang.warps`). `requires`: the
     call's preconditions, (predicate, message) pairs; a predicate reads `p` as the grid
     function does (`p.x.cols`, `p.WIDTH`) and a call that fails one is refused before it runs,
-    on every backend."""
+    on every backend. hk-dsl's options (`name`, `max_vgprs`, ...): `hk_compat.KERNEL_OPTIONS`."""
     def wrap(f: Callable) -> Kernel:
-        return Kernel(f, grid, warps, arch, requires)
+        k = Kernel(f, grid, warps, arch, requires)
+        apply_kernel_options(k, hk_options)
+        return k
     if fn is not None:
         return wrap(fn)
     return wrap

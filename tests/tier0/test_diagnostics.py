@@ -252,16 +252,19 @@ def test_no_grid():
     refused(lambda: hk.kernel(k), "needs a grid", "grid=lambda p")
 
 
-def test_non_tensor_positional_parameter():
-    def k(a: hk.Tensor[hk.fp32], n: int):
+@pytest.mark.parametrize("kind", [str, bool], ids=["str", "bool"])
+def test_non_tensor_positional_parameter(kind):
+    # `n: int` and `n: float` are runtime scalars; other annotations are refused
+    def k(a: hk.Tensor[hk.fp32], n: kind):
         pass
     err = refused(lambda: hk.kernel(**GRID)(k), "positional parameter 'n' must be a tensor",
-                  "Constexpr")
+                  f"got {kind.__name__}", "runtime scalar (`n: float` or `n: int`)", "Constexpr")
     assert err.loc.line == k.__code__.co_firstlineno
 
 
 def test_keyword_parameter_not_constexpr():
-    def k(a: hk.Tensor[hk.fp32], *, n: int = 3):
+    # `*, n: int = 3` is a constant, as in hk-dsl; a list is no constant kind
+    def k(a: hk.Tensor[hk.fp32], *, n: list = [3]):
         pass
     refused(lambda: hk.kernel(**GRID)(k), "'n' must be a constant", "hk.Constexpr[int]")
 
