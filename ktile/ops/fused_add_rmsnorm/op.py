@@ -1,0 +1,106 @@
+"""Fused add + RMSNorm, in two forms:
+
+- `ktile.ops.fused_add_rms_norm(x, residual, weight, eps, *, out=None, residual_out=None)`
+  returns `(out, residual_out)`: residual_out = x + residual, out = rms_norm(residual_out)
+  (`torch.ops.ktile.fused_add_rms_norm`);
+- `ktile.ops.fused_add_rms_norm_(x, residual, weight, eps)`, vLLM's engine form: residual
+  becomes x + residual and x its norm, both in place; returns None
+  (`torch.ops.ktile.fused_add_rms_norm_`, mutating x and residual). The kernel writes into
+  fresh outputs that are then copied back: the runtime refuses multi-warp kernels in place.
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from ..rmsnorm.op import check_inputs as check_norm_inputs
+from . import config, kernels
+
+NAME = "fused_add_rms_norm"
+DTYPES = ("bf16", "fp16", "fp32")
+
+
+def check_inputs(op: str, x, residual, weight, eps) -> float:
+    eps = check_norm_inputs(op, x, weight, eps)
+    lib.check_tensor(op, "residual", residual, DTYPES)
+    lib.check_like(op, "residual", residual, x, "x")
+    if lib.shares_memory(x, residual):
+        raise InputError(f"{op}: 'residual' shares memory with 'x'",
+                         hint="pass two separate tensors")
+    return eps
+
+
+def launch(x, residual, weight, out, residual_out, eps: float) -> None:
+    rows = lib.rows_of(x)
+    route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
+    kernel = OP.kernel(route, lib.kt_dtype(x))
+    kernel(rows, lib.rows_of(residual), weight, lib.rows_of(out), lib.rows_of(residual_out),
+           eps, **route.constants)
+
+
+def _functional(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    out, residual_out = torch.empty_like(x), torch.empty_like(x)
+    launch(x, residual, weight, out, residual_out, eps)
+    return out, residual_out
+
+
+def _functional_fake(x, residual, weight, eps):
+    return torch.empty_like(x), torch.empty_like(x)
+
+
+def _out(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float,
+         out: torch.Tensor, residual_out: torch.Tensor) -> None:
+    launch(x, residual, weight, out, residual_out, eps)
+
+
+def _in_place(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
+    out, residual_out = _functional(x, residual, weight, eps)
+    residual.copy_(residual_out)
+    x.copy_(out)
+
+
+def _nothing(*args):
+    return None
+
+
+_FUNCTIONAL = lib.define("ktile::fused_add_rms_norm", _functional, _functional_fake)
+_OUT = lib.define("ktile::fused_add_rms_norm_out", _out, _nothing,
+                  mutates_args=("out", "residual_out"))
+_IN_PLACE = lib.define("ktile::fused_add_rms_norm_", _in_place, _nothing,
+                       mutates_args=("x", "residual"))
+
+
+def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                       eps: float = 1e-6, *, out: torch.Tensor | None = None,
+                       residual_out: torch.Tensor | None = None):
+    """(out, residual_out): residual_out = x + residual, out = its RMSNorm times weight. Give
+    both `out` and `residual_out` to write into them, or neither."""
+    eps = check_inputs(NAME, x, residual, weight, eps)
+    if (out is None) != (residual_out is None):
+        raise InputError(f"{NAME}: give both 'out' and 'residual_out', or neither",
+                         hint="out=torch.empty_like(x), residual_out=torch.empty_like(x)")
+    if out is None:
+        return _FUNCTIONAL(x, residual, weight, eps)
+    for param, t in (("out", out), ("residual_out", residual_out)):
+        lib.check_out(NAME, t, x, "x", param)
+        lib.check_out(NAME, t, residual, "residual", param)
+    if lib.shares_memory(out, residual_out):
+        raise InputError(f"{NAME}: 'out' and 'residual_out' share memory",
+                         hint="pass two separate tensors")
+    _OUT(x, residual, weight, eps, out, residual_out)
+    return out, residual_out
+
+
+def fused_add_rms_norm_(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                        eps: float = 1e-6) -> None:
+    """vLLM's in-place form: residual ← x + residual, x ← RMSNorm(residual) · weight."""
+    eps = check_inputs(NAME + "_", x, residual, weight, eps)
+    _IN_PLACE(x, residual, weight, eps)
+
+
+OP = lib.Op(NAME, {"fused_add_rms_norm": fused_add_rms_norm,
+                   "fused_add_rms_norm_": fused_add_rms_norm_},
+            kernels.KERNELS, DTYPES, config.TABLE, "ktile.ops.fused_add_rmsnorm.reference")
+OPS = [OP]
