@@ -1,0 +1,25 @@
+"""Quantisation's configuration space: one route per kernel an op launches (the op picks the
+kernel by mode: per token, per tensor, dynamic), COLS = 64 (128-bit loads of bf16 rows). fp8
+kernels exist only where ktile has an fp8 element type (gfx1201, gfx950, sm_90a): gfx1100 has
+none, and gfx942's fp8 is the fnuz format, another value for the same bits."""
+from __future__ import annotations
+
+from .._library import Route, RoutingTable
+
+FP8_TARGETS = ("gfx1201", "gfx950", "sm_90a")
+FP8_INTERPRET_TARGET = "gfx950"   # the target a CPU call's fp8 kernels are traced for
+
+INT8 = RoutingTable([Route("int8_per_token", {"COLS": 64}), Route("int8_per_tensor", {"COLS": 64})])
+FP8 = RoutingTable([Route("fp8_per_token", {"COLS": 64}, targets=FP8_TARGETS),
+                    Route("fp8_per_tensor", {"COLS": 64}, targets=FP8_TARGETS),
+                    Route("row_absmax", {"COLS": 64}),
+                    Route("tensor_scale")])
+DEQUANT = RoutingTable([Route("dequant_int8_per_token", {"COLS": 64}),
+                        Route("dequant_int8_per_tensor", {"COLS": 64}),
+                        Route("dequant_fp8_per_token", {"COLS": 64}, targets=FP8_TARGETS),
+                        Route("dequant_fp8_per_tensor", {"COLS": 64}, targets=FP8_TARGETS)])
+
+
+def route(table: RoutingTable, kernel: str) -> Route:
+    """The route of `kernel` in `table` (the op chooses by mode, not by shape)."""
+    return next(r for r in table.routes if r.kernel == kernel)
