@@ -1,0 +1,1 @@
+"""Rotary position embedding (NeoX and GPT-J layouts), q and k together."""

@@ -1,0 +1,121 @@
+"""`ktile.ops.rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox=True)`:
+vLLM's op, in place: query and key are rotated where they lie and returned.
+
+positions: `[tokens]` int64 or int32 (any shape of `tokens` elements); query: `[tokens, heads ·
+head_size]` or `[tokens, heads, head_size]` (or leading dimensions whose product is tokens);
+key: likewise with at most query's heads, or None; cos_sin_cache: `[max_position, rot_dim]`
+(cos | sin), float32 or the query's dtype. Only the first rot_dim columns of each head rotate.
+
+In place through a scratch: the kernels read each tile of q with several loads, which the
+aliasing rule (docs/runtime.md) refuses in place, so they write fresh tensors and the op copies
+the rotated columns back. A position outside the cache reads zeros (no check: it would need the
+positions on the host).
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from ..embedding.indices import as_int32, check_indices
+from . import config, kernels
+
+NAME = "rotary_embedding"
+DTYPES = ("bf16", "fp16", "fp32")
+
+
+def _check(positions, query, key, head_size, cos_sin_cache) -> None:
+    check_indices(NAME, "positions", positions)
+    lib.check_tensor(NAME, "query", query, DTYPES)
+    lib.check_tensor(NAME, "cos_sin_cache", cos_sin_cache, DTYPES, ranks=(2, 2))
+    tensors = {"positions": positions, "query": query, "cos_sin_cache": cos_sin_cache}
+    if key is not None:
+        lib.check_tensor(NAME, "key", key, DTYPES)
+        tensors["key"] = key
+        if key.dtype != query.dtype:
+            raise InputError(f"{NAME}: 'key' holds {lib.dtype_name(key)}, 'query' "
+                             f"{lib.dtype_name(query)}; they must be equal",
+                             hint="convert it: key.to(query.dtype)")
+    lib.check_same_device(NAME, tensors)
+    _check_heads(positions, query, key, head_size, cos_sin_cache)
+
+
+def _check_heads(positions, query, key, head_size, cache) -> None:
+    if isinstance(head_size, bool) or not isinstance(head_size, int) or head_size <= 0:
+        raise InputError(f"{NAME}: 'head_size' must be a positive int, got {head_size!r}",
+                         hint="pass the model's head dimension, e.g. head_size=128")
+    tokens = positions.numel()
+    for param, t in (("query", query), ("key", key)):
+        if t is not None and t.numel() % (tokens * head_size):
+            raise InputError(f"{NAME}: '{param}' has shape {tuple(t.shape)}: not {tokens} "
+                             f"tokens (one per position) of whole heads of {head_size}",
+                             hint=f"pass {param} as [tokens, heads * head_size] with "
+                                  f"tokens = positions.numel()")
+    if key is not None and key.numel() > query.numel():
+        raise InputError(f"{NAME}: 'key' has more heads than 'query'",
+                         hint="pass query and key in this order (k heads <= q heads)")
+    rot = cache.shape[-1]
+    if rot > head_size or rot % 32:
+        raise InputError(f"{NAME}: 'cos_sin_cache' rows hold {rot} values; the rotary "
+                         f"dimension must be a multiple of 32 and at most head_size "
+                         f"({head_size})", hint="build the cache as [max_position, rot_dim] "
+                                                "(cos | sin) with rot_dim % 32 == 0")
+
+
+def _spread_pairs(cs: torch.Tensor) -> torch.Tensor:
+    """Each token's [cos | sin] row spread to GPT-J's pairs: [cos_i, cos_i ... | −sin_i, sin_i
+    ...], float32 `[tokens, 2 · rot_dim]`."""
+    cos, sin = cs.float().chunk(2, dim=-1)
+    return torch.cat([cos.repeat_interleave(2, dim=-1),
+                      torch.stack([-sin, sin], dim=-1).flatten(-2)], dim=-1).contiguous()
+
+
+def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None,
+            cos_sin_cache: torch.Tensor, head_size: int, is_neox: bool) -> None:
+    tokens = positions.numel()
+    q = query.view(tokens, -1)
+    k = key.view(tokens, -1) if key is not None else q[:, :head_size]
+    rot = cos_sin_cache.shape[-1]
+    q_out, k_out = torch.empty_like(q), torch.empty_like(k)
+    constants = {"HEAD": head_size, "ROT": rot, "COLS": config.columns(rot)}
+    dtype, target = lib.kt_dtype(query), lib.target_of(query)
+    if is_neox:
+        pos, cache = as_int32(positions), cos_sin_cache
+        if cache.dtype != torch.float32:      # gather the rows in use, widened
+            cache = cache.index_select(0, pos.long()).float()
+            pos = torch.arange(tokens, dtype=torch.int32, device=q.device)
+        kernels.neox(dtype)(pos, q, k, cache, q_out, k_out, target=target, **constants)
+    else:
+        spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
+        kernels.gptj(dtype)(q, k, spread, q_out, k_out, target=target, **constants)
+    _copy_rotated(q, q_out, head_size, rot)
+    if key is not None:
+        _copy_rotated(k, k_out, head_size, rot)
+
+
+def _copy_rotated(x, rotated, head_size: int, rot: int) -> None:
+    if rot == head_size:
+        x.copy_(rotated)
+        return
+    tokens = x.shape[0]
+    x.view(tokens, -1, head_size)[..., :rot].copy_(rotated.view(tokens, -1, head_size)[..., :rot])
+
+
+def _rotary_fake(positions, query, key, cos_sin_cache, head_size, is_neox):
+    return None
+
+
+_OP = lib.define("ktile::rotary_embedding", _rotary, _rotary_fake, mutates_args=("query", "key"))
+
+
+def rotary_embedding(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None,
+                     head_size: int, cos_sin_cache: torch.Tensor, is_neox: bool = True):
+    """Rotate query and key in place by their tokens' positions; returns (query, key)."""
+    _check(positions, query, key, head_size, cos_sin_cache)
+    _OP(positions, query, key, cos_sin_cache, head_size, bool(is_neox))
+    return query, key
+
+
+OP = lib.Op(NAME, {"rotary_embedding": rotary_embedding}, kernels.KERNELS, DTYPES, config.TABLE,
+            "ktile.ops.rotary.reference")
+OPS = [OP]
