@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from ..errors import KernelWarning
 from ..ir import ops as kt
-from ..ir.query import error_at, kernel_func, loc_of
+from ..ir.query import error_at, kernel_func, loc_of, warps
 from ..ir.types import RegTileType, RegVecType
 from ..targets.base import Target
 from .common import defined_inside, describe_type, element_bytes, elements, line_of, op_words
@@ -55,6 +55,7 @@ class Budgets(ModulePass):
         peak = estimate.peak
         fn.attributes["kt.vgpr_estimate"] = IntegerAttr(registers(peak.bytes), i64)
         check_registers(peak, target, estimate)
+        warn_occupancy(fn, peak, registers(peak.bytes), warps(op), target)
         shared = fn.attributes.get("kt.lds_bytes")
         if shared is not None:
             warn_shared(fn, shared.value.data, target)  # type: ignore[attr-defined]
@@ -163,6 +164,36 @@ def check_registers(peak: Peak, target: Target, estimate: RegisterEstimate) -> N
     warn_at(peak.op, f"about {used} of the {target.vgprs_per_lane} registers per lane on "
                      f"{target.name} ({share}%) are live at this {op_words(peak.op)}: close to "
                      f"spilling (live here: {live})")
+
+
+def warn_occupancy(fn: Operation, peak: Peak, used: int, n_warps: int, target: Target) -> None:
+    """Warns, once per kernel, when the estimate leaves fewer resident warps per
+    multiprocessor than the target's `occupancy_warn_below` share."""
+    sm = target.multiprocessor
+    if sm is None or not target.occupancy_warn_below:
+        return
+    resident = sm.register_limited_warps(used, n_warps)
+    share = resident / sm.max_warps
+    if share >= target.occupancy_warn_below or not first_time(fn, "occupancy"):
+        return
+    warn_at(peak.op or fn,
+            f"about {used} registers per thread are live at this {op_words(peak.op or fn)} "
+            f"(estimated): at most {resident} of the {sm.max_warps} warps of a {target.name} "
+            f"multiprocessor fit ({round(100 * share)}% occupancy), too few to hide memory "
+            f"latency")
+
+
+# kernels (their definition's file and line) already warned of, per kind: a kernel traced for
+# several targets or constants is warned once per process, not at every trace
+_WARNED: set[tuple] = set()
+
+
+def first_time(fn: Operation, kind: str) -> bool:
+    key = (str(loc_of(fn)), kernel_name_of(fn), kind)
+    if key in _WARNED:
+        return False
+    _WARNED.add(key)
+    return True
 
 
 def live_listing(peak: Peak, estimate: RegisterEstimate) -> str:

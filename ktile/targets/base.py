@@ -69,6 +69,14 @@ class Multiprocessor:
     shared_bytes: int               # shared memory per SM
     shared_reserved_per_block: int  # the runtime's own shared memory per resident block
 
+    def register_limited_warps(self, registers: int, warps: int) -> int:
+        """Resident warps per multiprocessor that `registers` per thread allow for blocks of
+        `warps` warps (the registers limit of an occupancy; ptxas.occupancy takes the others
+        too)."""
+        per_warp = -(-max(registers, 1) * 32 // self.register_unit) * self.register_unit
+        blocks = self.partitions * (self.registers // self.partitions // per_warp) // warps
+        return min(blocks * warps, self.max_warps)
+
 
 @dataclass(frozen=True)
 class Target:

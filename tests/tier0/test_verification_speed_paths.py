@@ -4,18 +4,21 @@ pass re-verifies only what it changed, and the C++ names are the printer's.
 Behaviour, not time: benchmarks/trace_times.py measures the time.
 """
 import io
+import warnings
 
 import pytest
 from test_bad_inputs_ir import OP_CASES, bad_module
 from xdsl.dialects.builtin import StringAttr
 from xdsl.printer import Printer
 
+import ktile as hk
 import ktile.passes as pipeline
 import ktile.passes.verify as verify_pass
+from bad_inputs import marked_line
 from examples_index import EXAMPLE_NAMES, load
 from ktile import targets
 from ktile.codegen.names import value_names
-from ktile.errors import KernelError
+from ktile.errors import KernelError, KernelWarning
 from ktile.ir import ops as kt
 from ktile.ir.printing import parse_module
 from ktile.ir.query import kernel_func, verify_module
@@ -192,3 +195,25 @@ def test_hinted_names_count_per_function_as_the_printer_does():
     # the C++ names are those, hinted ones made unique across the file (each function is a
     # C++ scope of its own for the numbered ones)
     assert [names[v] for v in printed] == ["v_acc", "v_acc_1", "v_t", "v0", "v_acc_2", "v0"]
+
+
+# ---- trace-time register estimates: the occupancy warning, once per kernel -------------------
+
+@hk.kernel(grid=(1,))
+def heavy(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, SCALE: hk.Constexpr[float] = 1.0):
+    x = a[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 32, 64))
+    y = a[hk.tile_coord(0, 0, 2, 0)].load(hk.RT(hk.fp32, 32, 64))  # <- here
+    o[hk.tile_coord(0, 0, 0, 0)] = x * y + SCALE
+
+
+def test_low_occupancy_on_sm_90a_is_warned_once_per_kernel_at_its_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        heavy.trace("sm_90a")
+        heavy.trace("sm_90a", SCALE=2.0)      # another trace of the same kernel
+        heavy.trace("gfx1100")                # and another target
+    found = [str(w.message) for w in caught if issubclass(w.category, KernelWarning)
+             and "occupancy" in str(w.message)]
+    assert len(found) == 1, found
+    assert f"{__file__}:{marked_line(heavy)}: warning: in kernel 'heavy'" in found[0]
+    assert "of the 64 warps of a sm_90a multiprocessor fit" in found[0]
