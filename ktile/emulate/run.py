@@ -26,8 +26,7 @@ def emulate(kernel, *args, target: str | None = None, timeout: float = RUN_TIMEO
     GPU call. A broken ISA precondition raises an EmulationError at the kernel's line.
     `source`: C++ to run instead of the generated (an edited copy of it: tests plant bugs)."""
     _check_timeout(kernel, timeout)
-    if kernel.scalars:   # runtime scalars by position or keyword, as a call binds them
-        args = kernel._binding.bind(args, constants)
+    args = kernel.bind_arguments(args, constants)  # runtime scalars by position or keyword
     tensors, values = split_scalars(kernel, args)
     values = check_scalars(kernel, values)
     trace = kernel.trace(target, **constants)

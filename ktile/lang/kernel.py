@@ -241,15 +241,23 @@ class Kernel:
         # '' or a non-name is refused here: the GPU path would read '' as "the default"
         if target is not None and (target.__class__ is not str or not target):
             check_target(target, "target", kernel=self.name)
-        if self.scalars:
+        if self.scalars:   # bind_arguments, inline: this is every call's path
             args = self._binding.bind(args, constants)
         return (_LAUNCH or _load_launch())(self, args, constants, target)
 
     def interpret(self, *args, target: str | None = None, **constants):
         """Run on the CPU interpreter, whatever hardware is present."""
-        if self.scalars:
-            args = self._binding.bind(args, constants)
+        args = self.bind_arguments(args, constants)
         return runtime().launch(self, args, constants, target, backend="interpret")
+
+    def bind_arguments(self, args: tuple, keywords: dict) -> tuple:
+        """A call's arguments as every backend's launch takes them: the tensors in declaration
+        order, then each runtime scalar's value (given by position or keyword, else its
+        default). A scalar's keyword is taken out of `keywords`, leaving the constants. Values
+        are checked by the launch, not here."""
+        if not self.scalars:
+            return args
+        return self._binding.bind(args, keywords)
 
 
 class _CallBinding:

@@ -143,7 +143,7 @@ class GpuCall:
     def _target_name(self, dev) -> str:
         """The call's target, the kernel's arch, else the device's; it must be the device's."""
         native = target_of(dev, self.kernel.name)
-        name = self.target or self.kernel.arch or native
+        name = self.target if self.target is not None else (self.kernel.arch or native)
         if name != native:
             raise KernelError(f"the kernel is for {name}, but its tensors are on {dev}, an "
                               f"{native} GPU", kernel=self.kernel.name,

@@ -110,7 +110,7 @@ class TorchOp:
 
     def __call__(self, *tensors, **constants) -> None:
         if self.scalars:   # the tensors, then the scalars' values, as the kernel's call binds them
-            tensors = self.kernel._binding.bind(tensors, constants)
+            tensors = self.kernel.bind_arguments(tensors, constants)
             return self._call_with_scalars(tensors, constants)
         if constants:
             raise InputError(f"op {self.name} got keyword arguments {sorted(constants)}; its "

@@ -38,7 +38,7 @@ from ..cocheck.report import FunctionReport, ObjectReport
 from ..gates import ResourceReport
 from .amd_quality import AmdReport
 from .diagnostics import Diagnostic, compile_error
-from .version import version_text
+from .version import named_executable, version_text
 
 SOURCE_NAME = "kernel.hip"
 CODE_NAME = "kernel.hsaco"
@@ -65,7 +65,8 @@ def find_compiler() -> tuple[str, str]:
     for variable, kind in ((config.HIPCC, "hipcc"), (config.CLANG, "clang")):
         named = variable.get()
         if named:
-            return kind, _executable(named, variable)
+            return kind, named_executable(named, variable.name, f"point {variable.name} at "
+                                                                 f"the compiler, or unset it")
     hipcc = shutil.which("hipcc")
     if hipcc and _hip_major(hipcc) >= MIN_HIP_MAJOR:
         return "hipcc", hipcc
@@ -77,14 +78,6 @@ def find_compiler() -> tuple[str, str]:
     raise KernelError("building for an AMD target needs ROCm's hipcc or Debian's clang++-22; "
                       f"found neither ({config.HIPCC.name}, hipcc on PATH, {config.CLANG.name}, "
                       f"clang++-22 on PATH, {CLANG_FALLBACK})", hint=INSTALL_HINT)
-
-
-def _executable(named: str, variable) -> str:
-    found = named if os.path.sep in named else shutil.which(named)
-    if found and os.path.isfile(found) and os.access(found, os.X_OK):
-        return found
-    raise KernelError(f"{variable.name}={named} is not an executable file",
-                      hint=f"point {variable.name} at the compiler, or unset it")
 
 
 def _hip_major(hipcc: str) -> int:

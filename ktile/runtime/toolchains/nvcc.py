@@ -24,7 +24,7 @@ from ..cache import BuildFailed, CompileResult, Compiler, run_command
 from ..gates import ResourceReport
 from .diagnostics import Diagnostic, compile_error
 from .ptxas import occupancy, parse_ptxas
-from .version import version_text
+from .version import named_executable, version_text
 
 NAME = "nvcc"
 SOURCE_NAME = "kernel.cu"
@@ -47,13 +47,9 @@ def find_nvcc() -> str:
     /usr/local/cuda/bin/nvcc."""
     named = config.NVCC.get()
     if named:
-        found = named if os.path.sep in named else shutil.which(named)
-        if found and os.path.isfile(found) and os.access(found, os.X_OK):
-            return found
-        raise KernelError(f"{config.NVCC.name}={named} is not an executable file"
-                          f"{'' if os.path.sep in named else ' on PATH'}",
-                          hint=f"point {config.NVCC.name} at nvcc (e.g. {FALLBACK_PATH}), or "
-                               f"unset it to use nvcc from PATH")
+        return named_executable(named, config.NVCC.name,
+                                f"point {config.NVCC.name} at nvcc (e.g. {FALLBACK_PATH}), or "
+                                f"unset it to use nvcc from PATH")
     found = shutil.which("nvcc") or (FALLBACK_PATH if os.access(FALLBACK_PATH, os.X_OK) else None)
     if found is None:
         raise KernelError("building for an NVIDIA target needs nvcc, which was found neither on "

@@ -5,11 +5,23 @@ at something that is no compiler (a text file, a script that fails) is refused.
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 import subprocess
 
 from ...errors import KernelError
 
 VERSION_TIMEOUT_S = 60
+
+
+def named_executable(named: str, knob: str, hint: str) -> str:
+    """The compiler a toolchain knob names (`knob=named`): a path, or a bare name looked up on
+    PATH. It must be an executable file; else a KernelError with `hint` as its fix."""
+    found = named if os.path.sep in named else shutil.which(named)
+    if found and os.path.isfile(found) and os.access(found, os.X_OK):
+        return found
+    where = "" if os.path.sep in named else " on PATH"
+    raise KernelError(f"{knob}={named} is not an executable file{where}", hint=hint)
 
 
 @functools.lru_cache(maxsize=None)
