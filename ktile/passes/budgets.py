@@ -7,9 +7,14 @@ carries `kt.vgpr_estimate`, the peak in 4-byte registers per lane. Warnings (ret
 `run_pipeline`, never stored in the IR): registers above 75% of the budget, shared memory
 (`kt.lds_bytes`, from lds-alloc) above 90% of the target's.
 
-The estimate: a tile takes rows*cols*element bytes / wave size per lane, times the lanes that
-replicate an MMA operand fragment (RDNA3 WMMA holds A and B twice), rounded up to whole
-registers; fp32 accumulators count like any other tile.
+The estimate, the target table's register model: a tile takes rows*cols*element bytes / wave
+size per lane, times the lanes that replicate an MMA operand fragment (RDNA3 WMMA holds A and B
+twice), rounded up to whole registers (fp32 accumulators count like any other tile); a vector
+likewise, times the lanes holding each of its elements (`vector_replication`); a register load
+from global adds what it holds while in flight (`load_registers_per_element`), and every point
+the target's `register_overhead`. sm_90a's model is fitted to ptxas (tests/tier1/
+test_register_estimates.py); a target with a `multiprocessor` also warns, once per kernel,
+when the estimate leaves fewer resident warps than `occupancy_warn_below`.
 """
 from __future__ import annotations
 
