@@ -79,13 +79,16 @@ class RoutingTable:
 class Op:
     """One op: its name (`torch.ops.ktile.<name>`), the public functions it exports
     (`ktile.ops.<function>`), its kernels by name (each a factory of dtype, or a kernel), the
-    dtypes it accepts, its routing table and its reference module's dotted name."""
+    dtypes it accepts, its routing table and its reference module's dotted name. `also`: routes
+    of kernels every call launches besides the routed one (a final reduction), built and
+    tested alike."""
     name: str
     functions: dict[str, Callable]
     kernels: dict[str, Callable[[Any], Any]]
     dtypes: tuple[str, ...]
     table: RoutingTable
     reference: str
+    also: tuple[Route, ...] = ()
 
     def kernel(self, route: Route, dtype: str):
         """The kernel of `route` for elements of `dtype` (a ktile dtype name: 'bf16')."""
@@ -129,7 +132,7 @@ class ShippedKernel:
 def all_kernels(targets: tuple[str, ...] = TARGETS) -> Iterator[ShippedKernel]:
     """Every (op, kernel, dtype, constants, target) a shipped routing table can launch."""
     for op in all_ops():
-        for route in op.table.routes:
+        for route in [*op.table.routes, *op.also]:
             for target in targets:
                 if route.targets is not None and target not in route.targets:
                     continue

@@ -28,3 +28,20 @@ def layernorm_backward(x, dy, w, mean, rstd):
 
 def tolerance(*arrays) -> float:
     return 1e-4 * max(float(np.abs(a).max()) for a in arrays) + 1e-4
+
+
+def layer_norm(x, w, b, eps: float, dtype) -> np.ndarray:
+    """The library op's forward (torch's layer_norm): (x − mean) · rstd · w + b over the last
+    axis in fp32 (the biased variance), rounded once to `dtype`. Tolerance: `tolerance(y)`
+    plus one rounding of the output's magnitude where the dtype is 16-bit (2⁻⁷ relative)."""
+    x = np.asarray(x, np.float32)
+    mean = x.mean(axis=-1, keepdims=True, dtype=np.float32)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True, dtype=np.float32)
+    y = (x - mean) / np.sqrt(var + np.float32(eps)) * np.asarray(w, np.float32) \
+        + np.asarray(b, np.float32)
+    return dtype.round(y)
+
+
+def forward_tolerance(y, dtype) -> float:
+    rounding = 2.0 ** -7 if dtype.bits == 16 else 0.0
+    return float(np.max(np.abs(y))) * (1e-4 + rounding) + 1e-3

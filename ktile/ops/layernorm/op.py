@@ -1,0 +1,139 @@
+"""LayerNorm:
+
+- `ktile.ops.layer_norm(x, weight, bias, eps, *, out=None)`: torch's `F.layer_norm` over the
+  last axis (`torch.ops.ktile.layer_norm`), x of 1 to 4 dimensions, weight and bias 1-D;
+- `ktile.ops.layer_norm_backward(dy, x, weight, mean, rstd)` → `(dx, dweight, dbias)`, as
+  aten's `native_layer_norm_backward` (mean and rstd: fp32, one per row of x, e.g. from
+  `torch.ops.aten.native_layer_norm`); `torch.ops.ktile.layer_norm_backward`.
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from . import config, kernels
+
+DTYPES = ("bf16", "fp16", "fp32")
+
+
+def check_inputs(op: str, x, weight, bias, eps) -> float:
+    lib.check_tensor(op, "x", x, DTYPES)
+    for param, t in (("weight", weight), ("bias", bias)):
+        lib.check_tensor(op, param, t, DTYPES)
+        lib.check_last_dim(op, param, t, x.shape[-1], "x")
+        lib.check_same_device(op, {"x": x, param: t})
+        if t.dtype != x.dtype:
+            raise InputError(f"{op}: '{param}' holds {lib.dtype_name(t)}, 'x' "
+                             f"{lib.dtype_name(x)}; they must be equal",
+                             hint=f"convert it: {param}.to(x.dtype)")
+    return lib.check_eps(op, eps)
+
+
+def launch(x, weight, bias, out, eps: float) -> None:
+    rows = lib.rows_of(x)
+    route = config.FORWARD.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
+    FORWARD_OP.kernel(route, lib.kt_dtype(x))(rows, weight, bias, lib.rows_of(out), eps,
+                                              **route.constants)
+
+
+def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                eps: float) -> torch.Tensor:
+    out = torch.empty_like(x)
+    launch(x, weight, bias, out, eps)
+    return out
+
+
+def _layer_norm_fake(x, weight, bias, eps):
+    return torch.empty_like(x)
+
+
+def _layer_norm_out(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float,
+                    out: torch.Tensor) -> None:
+    launch(x, weight, bias, out, eps)
+
+
+def _nothing(*args):
+    return None
+
+
+_FUNCTIONAL = lib.define("ktile::layer_norm", _layer_norm, _layer_norm_fake)
+_OUT = lib.define("ktile::layer_norm_out", _layer_norm_out, _nothing, mutates_args=("out",))
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5, *,
+               out: torch.Tensor | None = None) -> torch.Tensor:
+    """torch's layer_norm over x's last axis; writes `out` when given and returns it."""
+    eps = check_inputs("layer_norm", x, weight, bias, eps)
+    if out is None:
+        return _FUNCTIONAL(x, weight, bias, eps)
+    lib.check_out("layer_norm", out, x)
+    _OUT(x, weight, bias, eps, out)
+    return out
+
+
+# ---- backward ----------------------------------------------------------------------------
+
+def check_backward(op: str, dy, x, weight, mean, rstd) -> None:
+    lib.check_tensor(op, "x", x, DTYPES)
+    lib.check_tensor(op, "dy", dy, DTYPES)
+    lib.check_like(op, "dy", dy, x, "x")
+    lib.check_tensor(op, "weight", weight, DTYPES)
+    lib.check_last_dim(op, "weight", weight, x.shape[-1], "x")
+    if weight.dtype != x.dtype:
+        raise InputError(f"{op}: 'weight' holds {lib.dtype_name(weight)}, 'x' "
+                         f"{lib.dtype_name(x)}; they must be equal",
+                         hint="convert it: weight.to(x.dtype)")
+    rows = x.numel() // x.shape[-1]
+    for param, t in (("mean", mean), ("rstd", rstd)):
+        lib.check_tensor(op, param, t, ("fp32",))
+        if t.numel() != rows:
+            raise InputError(f"{op}: '{param}' holds {t.numel()} values; it must hold one per "
+                             f"row of 'x', {rows}",
+                             hint="pass the mean and rstd of x's forward "
+                                  "(torch.ops.aten.native_layer_norm returns them)")
+        lib.check_same_device(op, {"x": x, param: t})
+    lib.check_same_device(op, {"x": x, "weight": weight})
+
+
+def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: torch.Tensor,
+              rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    rows_x = lib.rows_of(x)
+    rows, cols = rows_x.shape
+    dtype = lib.kt_dtype(x)
+    route = config.BACKWARD.choose(rows, cols, lib.target_of(x))
+    blocks = -(-rows // 16)
+    dx = torch.empty_like(x)
+    dw_part = torch.empty((blocks, cols), dtype=torch.float32, device=x.device)
+    db_part = torch.empty_like(dw_part)
+    dweight, dbias = torch.empty_like(weight), torch.empty_like(weight)
+    BACKWARD_OP.kernel(route, dtype)(lib.rows_of(dy), rows_x, weight, mean.reshape(-1),
+                                     rstd.reshape(-1), lib.rows_of(dx), dw_part, db_part,
+                                     **route.constants)
+    reduce = BACKWARD_OP.kernel(config.REDUCTION, dtype)
+    reduce(dw_part, dweight, **config.REDUCTION.constants)
+    reduce(db_part, dbias, **config.REDUCTION.constants)
+    return dx, dweight, dbias
+
+
+def _backward_fake(dy, x, weight, mean, rstd):
+    return torch.empty_like(x), torch.empty_like(weight), torch.empty_like(weight)
+
+
+_BACKWARD = lib.define("ktile::layer_norm_backward", _backward, _backward_fake)
+
+
+def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
+                        mean: torch.Tensor, rstd: torch.Tensor):
+    """(dx, dweight, dbias) of layer_norm(x, weight, bias) for the output gradient dy, from the
+    forward's per-row mean and rstd (fp32)."""
+    check_backward("layer_norm_backward", dy, x, weight, mean, rstd)
+    return _BACKWARD(dy, x, weight, mean, rstd)
+
+
+FORWARD_OP = lib.Op("layer_norm", {"layer_norm": layer_norm}, kernels.KERNELS, DTYPES,
+                    config.FORWARD, "ktile.ops.layernorm.reference")
+BACKWARD_OP = lib.Op("layer_norm_backward", {"layer_norm_backward": layer_norm_backward},
+                     kernels.BACKWARD_KERNELS, DTYPES, config.BACKWARD,
+                     "ktile.ops.layernorm.reference", also=(config.REDUCTION,))
+OPS = [FORWARD_OP, BACKWARD_OP]
