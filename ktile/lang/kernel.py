@@ -64,7 +64,6 @@ class KernelTrace:
     def source(self) -> str:
         if "cpp" not in self._cpp:
             from ..codegen import translate
-            check_register_shapes(self.module)
             start = time.perf_counter()
             self._cpp["cpp"] = translate(self.module, self.target)
             self.seconds["translate"] = time.perf_counter() - start
@@ -83,29 +82,6 @@ class KernelTrace:
                 if idx not in out:
                     out.append(idx)
         return out
-
-
-def check_register_shapes(module) -> None:
-    """Every register tile is whole 16×16 blocks and every register vector whole 16-element
-    chunks, as every target's tile headers build them: a kernel translated with another shape
-    would fail in the C++ compiler, far from the line that chose it."""
-    from ..ir.query import error_at
-    from ..ir.types import RegTileType, RegVecType
-    from .types import REGISTER_BLOCK as B
-    for op in module.walk():
-        for ty in {r.type for r in op.results}:
-            sides = ((("rows", ty.rows.data), ("cols", ty.cols.data))
-                     if isinstance(ty, RegTileType) else
-                     (("length", ty.length.data),) if isinstance(ty, RegVecType) else ())
-            bad = [f"{name} {n}" for name, n in sides if n % B]
-            if bad:
-                what = "register tile" if isinstance(ty, RegTileType) else "register vector"
-                raise error_at(op, f"a {what} with {' and '.join(bad)}: on every target, register "
-                                   f"tiles are built of {B}x{B} blocks and vectors of {B}-element "
-                                   f"chunks, so each side must be a multiple of {B}",
-                               hint=f"round the shape up to a multiple of {B}: a load past a "
-                                    f"global's edge reads the pad value and a store past it "
-                                    f"writes nothing")
 
 
 class Kernel:
