@@ -144,7 +144,6 @@ def check_rank(kernel, name: str, rank: int, shape: tuple | None = None) -> None
                           f"contiguous)")
 
 
-
 def _check_dense(kernel, param, value) -> None:
     """A nested or sparse tensor has no single strided block of memory for the kernel to read."""
     if getattr(value, "is_nested", False):
@@ -512,9 +511,10 @@ _IN_PLACE: dict[int, tuple[object, dict]] = {}   # id(trace) → (trace, {(x, w)
 
 def in_place_refusal(trace, x: int, w: int) -> str | None:
     """Why input `x` may not be passed as the very tensor `w` the kernel writes; None when it
-    may: one warp, which loads `x` once and then stores `w` once, at the same tile
-    coordinates with the same tile shape, outside any loop or branch. Each block then reads
-    exactly the elements it writes, before it writes them, as the interpreter does."""
+    may: one warp, which loads `x` once and then stores `w` once, at the same coordinates in
+    the same unit (tile or element) with the same tile shape, outside any loop or branch. Each
+    block then reads exactly the elements it writes, before it writes them, as the interpreter
+    does."""
     found = _IN_PLACE.get(id(trace))
     if found is None or found[0] is not trace:
         found = _IN_PLACE[id(trace)] = (trace, {})
@@ -525,7 +525,7 @@ def in_place_refusal(trace, x: int, w: int) -> str | None:
 
 
 def _in_place_refusal(trace, x: int, w: int) -> str | None:
-    from ..ir.ops import ExtentOp, LoadOp, StoreOp
+    from ..ir.ops import ExtentOp, LoadOp, StoreOp, coord_unit
     from ..ir.query import kernel_func
     fn = kernel_func(trace.module)
     body = fn.body.block
@@ -552,6 +552,10 @@ def _in_place_refusal(trace, x: int, w: int) -> str | None:
             or body.get_operation_index(load) > body.get_operation_index(store):
         return (f"the kernel's load of '{name_x}' and store of '{name_w}' are not one load "
                 f"followed by one store outside any loop or branch")
+    if coord_unit(load) != coord_unit(store):   # r = 1 is row 1 in one, row tile 1 in the other
+        return (f"the kernel reads '{name_x}' at {coord_unit(load)} coordinates but writes "
+                f"'{name_w}' at {coord_unit(store)} coordinates, so the same numbers are other "
+                f"elements")
     if len(load.coords) != len(store.coords) or \
             not all(map(_same_index, load.coords, store.coords)) or \
             _extent(load.result.type) != _extent(store.value.type):

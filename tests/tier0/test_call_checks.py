@@ -85,6 +85,24 @@ def test_the_in_place_rule_reads_the_kernel():
     assert "other tile coordinates" in in_place_refusal(shifted, 0, 1)
 
 
+@hk.kernel(grid=lambda p: (1, hk.cdiv(p.o.rows, 16), 1))
+def element_read_tile_write(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    """Reads from row r (an element coordinate), writes row tile r: the same numbers, other
+    elements (block 1 reads rows 1-16, which block 0 writes)."""
+    r = hk.arch.block_idx.y
+    o[hk.tile_coord(0, 0, r, 0)] = a[hk.elem_coord(0, 0, r, 0)].load(hk.RT(hk.fp32, 16, 64))
+
+
+def test_the_in_place_rule_compares_the_coordinates_unit():
+    assert "element coordinates but writes 'o' at tile coordinates" in \
+        in_place_refusal(element_read_tile_write.trace(), 0, 1)
+    a = ramp((1, 1, 48, 64))
+    before = a.clone()
+    with pytest.raises(InputError, match="'o' is the same tensor as input 'a'.*element coord"):
+        element_read_tile_write(a, a)
+    assert torch.equal(a, before)
+
+
 def test_a_shifted_view_is_refused_by_the_emulations_check_too():
     """Wave emulation checks a call with check_strides, which holds the aliasing rule."""
     base = torch.zeros(1, 1, 16, 72, dtype=torch.float32)
