@@ -145,9 +145,8 @@ class Kernel:
         constant."""
         for name in given:
             if name not in self.constexprs:
-                known = ", ".join(self.constexprs) or "none"
                 raise InputError(f"unknown constant {name!r}", kernel=self.name,
-                                 hint=f"this kernel's constants are: {known}")
+                                 hint=self._unknown_constant_fix(name, given[name]))
         values = {}
         for name, (spec, default) in self.constexprs.items():
             value = given.get(name, default)
@@ -158,6 +157,18 @@ class Kernel:
                 raise _wrong_kind(self.name, name, spec.kind, value, default)
             values[name] = value
         return values
+
+    def _unknown_constant_fix(self, name: str, value: Any) -> str:
+        known = f"this kernel's constants are: {', '.join(self.constexprs) or 'none'}"
+        if name != "warps":
+            return known
+        if isinstance(self.warps, str):   # warps="WARPS": the call sets that constant
+            return f"this kernel's warp count is its constant {self.warps!r}: pass " \
+                   f"{self.warps}={value!r}"
+        return (f"the warp count is the decorator's, not the call's; to choose it per call, "
+                f"declare a constant and name it: @hk.kernel(..., warps=\"WARPS\") with "
+                f"`*, WARPS: hk.Constexpr[int] = 4`, then pass WARPS={value!r} "
+                f"(docs/language.md, warps); {known}")
 
     def target_name(self, target: str | None) -> str:
         """The call's target, else the kernel's arch, else the default. Only None means "not

@@ -110,6 +110,15 @@ def test_a_call_s_bad_count_is_refused_naming_the_constant(value, words):
     refused(lambda: doubled.interpret(x, np.zeros_like(x), WARPS=value), *words, kind=InputError)
 
 
+def test_warps_passed_at_a_call_points_at_the_constant_that_sets_it():
+    x = _input()
+    refused(lambda: doubled.interpret(x, np.zeros_like(x), warps=8), "unknown constant 'warps'",
+            "constant 'WARPS'", "pass WARPS=8", kind=InputError)
+    refused(lambda: per_target.interpret(x, np.zeros_like(x), warps=8),
+            "unknown constant 'warps'", "the decorator's", 'warps="WARPS"',
+            "WARPS: hk.Constexpr[int]", kind=InputError)
+
+
 def test_a_count_over_the_target_s_block_is_refused_for_that_target_only():
     assert doubled.trace("gfx1100", WARPS=32).warps == 32
     refused(lambda: doubled.trace("gfx942", WARPS=32), "WARPS", "over gfx942's 16 warps of 64",
