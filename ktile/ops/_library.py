@@ -235,7 +235,12 @@ def check_out(op: str, out, like, like_name: str = "x", param: str = "out") -> N
 
 
 def shares_memory(a, b) -> bool:
-    """Whether the byte spans of two contiguous tensors meet."""
+    """Whether the byte spans of two contiguous tensors meet. Not asked while torch.compile
+    traces (fake tensors have no addresses): the compiled call's tensors are the graph's."""
+    import torch
+    if torch.compiler.is_compiling() or type(a) is not torch.Tensor \
+            or type(b) is not torch.Tensor:   # fake tensors (a subclass) have no addresses
+        return False
     a0, b0 = a.data_ptr(), b.data_ptr()
     return a0 < b0 + b.numel() * b.element_size() and b0 < a0 + a.numel() * a.element_size()
 
