@@ -208,6 +208,9 @@ def test_rank_outside_one_to_four(add_op):
         add_op(a[None], b, o)
     with pytest.raises(hk.InputError, match="parameter 'b' is a 0-D tensor"):
         add_op(a, b[0, 0, 0, 0], o)
+    # through torch's dispatcher: the op's layout check refuses it as the kernel call does
+    with pytest.raises(hk.InputError, match="parameter 'o' is a 0-D tensor"):
+        add_op.overload(a, b, o[0, 0, 0, 0])
 
 
 def test_non_contiguous_last_dim(add_op):
