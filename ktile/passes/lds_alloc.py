@@ -207,15 +207,35 @@ def placed_words(op) -> str:
 
 
 def check_fits(placed: list, total: int, target: Target, warp_count: int) -> None:
+    """The total fits; else the refusal points at the first tile that ends past the limit or,
+    where every tile fits, at the last TMA-copied tile, whose mbarrier the limit cuts off."""
     if total <= target.lds_bytes:
         return
-    first_over = next(a for a in placed
-                      if a.prop_int("offset") + placed_bytes(a, warp_count) > target.lds_bytes)
     listing = "; ".join(f"{placed_words(a)} at {line_of(a)}: {placed_bytes(a, warp_count)} bytes"
                         for a in placed)
+    first_over = next((a for a in placed
+                       if a.prop_int("offset") + placed_bytes(a, warp_count) > target.lds_bytes),
+                      None)
+    if first_over is None:
+        raise mbarriers_over(placed, total, target, listing)
     raise error_at(
         first_over,
         f"the shared tiles need {total} bytes, over {target.name}'s {target.lds_bytes} bytes of "
         f"shared memory per block ({listing})",
         hint="use smaller shared tiles or fewer of them (one buffer fewer in a multi-buffered "
              "loop), or keep a tile in registers", what="shared")
+
+
+def mbarriers_over(placed: list, total: int, target: Target, listing: str):
+    """The tiles fit but the mbarriers their TMA copies complete on, placed after them, do
+    not."""
+    copied = [a for a in placed if a.prop_int("arrival") is not None]
+    barriers = len(copied)
+    return error_at(
+        (copied or placed)[-1],
+        f"the shared tiles fit in {target.name}'s {target.lds_bytes} bytes of shared memory per "
+        f"block, but the {barriers} mbarrier{'s' if barriers != 1 else ''} "
+        f"({MBARRIER_BYTES} bytes each) that the group loads' TMA copies complete on, placed "
+        f"after them, bring the total to {total} bytes ({listing})",
+        hint=f"free at least {total - target.lds_bytes} bytes: a smaller shared tile, or a "
+             f"buffer fewer", what="shared")

@@ -247,6 +247,36 @@ def test_lds_alloc_refuses_more_shared_memory_than_the_target_has():
     assert [op.prop_int("offset") for op in _ops(trace, kt.AllocOp)] == [0, 32768, 65536]
 
 
+FILLING_COLS = (232448 - 1024) // 32   # a 16-row bf16 tile: sm_90a's shared memory less 1 KiB
+
+
+@hk.kernel(grid=GRID, warps=4)
+def mbarrier_over_shared(x: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    big = hk.shared(hk.ST(hk.bf16, 16, FILLING_COLS))
+    big.store(hk.zeros(hk.RT(hk.bf16, 16, 64)), col=0)
+    s = hk.shared(hk.ST(hk.bf16, 16, 32))  # <- tma-tile
+    hk.group.load(s, x[0, 0])
+    hk.wait_for(s)
+    hk.barrier()
+    t, u = s.load(hk.RT(hk.bf16, 16, 32)), big.load(hk.RT(hk.bf16, 16, 32))
+    hk.wait_for(t, u)
+    o[0, 0] = t + u
+
+
+def test_lds_alloc_refuses_tiles_that_fit_when_their_mbarriers_do_not():
+    """The tiles take sm_90a's shared memory exactly; the TMA copy's 8-byte mbarrier after
+    them is what does not fit (once a raw StopIteration)."""
+    error = refusal(mbarrier_over_shared, "sm_90a")
+    assert "the 1 mbarrier (8 bytes each)" in error.message
+    assert "bring the total to 232456 bytes" in error.message
+    assert error.hint.startswith("free at least 8 bytes")
+    assert error.loc.line == line("tma-tile")
+    # without TMA copies (cp.async) there is no mbarrier, and the tiles fit exactly
+    with pytest.warns(KernelWarning, match="232448 of the 232448 bytes"):
+        plain = mbarrier_over_shared.trace_copies("sm_90a", False, {})
+    assert _kernel_func(plain).attributes["kt.lds_bytes"].value.data == 232448
+
+
 # ---- waits ---------------------------------------------------------------------------------
 
 @hk.kernel(grid=GRID, warps=1)
