@@ -12,13 +12,14 @@ Axes: hk's `axis=1` reduces along a row (one value per row: hk's col_vec, ktile'
 """
 from __future__ import annotations
 
+from ..ir import elementwise as _functions
 from . import tracer
 
 # hk axis -> the ktile vector axis of the result (what the value is "per")
 _PER = {1: "row", 0: "col", -1: "row"}
-# the maps hk spells as methods, all with `into=`
-UNARY_METHODS = ("exp", "exp2", "log", "log2", "abs", "relu", "gelu", "sqrt", "rsqrt", "silu",
-                 "sigmoid", "tanh", "sin", "cos")
+# the maps spelled as methods (`t.exp()`, all with `into=`): every unary function of the
+# elementwise table that a kernel calls by name, so a new row is a method with no edit here
+UNARY_METHODS = tuple(f.hk for f in _functions.UNARY if f.hk)
 
 
 def landed(result, into):

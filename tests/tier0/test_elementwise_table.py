@@ -54,6 +54,24 @@ def test_a_row_has_an_interpretation_in_each_of_its_domains(row):
         assert (row.name in table) == (getattr(row, domain) is not None), domain
 
 
+UNARY_NAMED = [f for f in elementwise.UNARY if f.hk is not None]
+
+
+@pytest.mark.parametrize("row", UNARY_NAMED, ids=_ids(UNARY_NAMED))
+def test_a_named_unary_row_is_a_tile_and_vector_method(row):
+    from ktile.lang.tiles import Tile, Vec
+    assert callable(getattr(Tile, row.hk)) and callable(getattr(Vec, row.hk))
+
+
+@pytest.mark.parametrize("row", UNARY_NAMED, ids=_ids(UNARY_NAMED))
+def test_a_method_traces_to_its_rows_function(row):
+    @hk.kernel(grid=(1, 1, 1))
+    def k(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+        o[hk.tile_coord(0, 0, 0, 0)] = getattr(x[hk.tile_coord(0, 0, 0, 0)].load(
+            hk.RT(hk.fp32, 16, 16)), row.hk)()
+    assert f'<{{fn = "{row.name}"}}>' in k.trace().dump()
+
+
 def _float_unary_list() -> list[str]:
     """The names in the common header's KT_FLOAT_UNARY_FUNCTIONS X-macro list."""
     body = COMMON_OPS.split("#define KT_FLOAT_UNARY_FUNCTIONS(X)", 1)[1].split("\n\n", 1)[0]
