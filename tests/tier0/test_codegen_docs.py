@@ -1,15 +1,20 @@
 """docs/cpp-api.md against the code: the table of which counter each asynchronous op completes
-on agrees with the target tables, and every op → C++ row names a function the table emits."""
+on agrees with the target tables, and every op → C++ row names a function the table emits.
+Elementwise functions are documented once, in docs/language.md's function table; cpp-api.md
+refers to it and lists only the functions a kernel spells as an operator."""
 import re
 from pathlib import Path
 
 import pytest
 
 from ktile.codegen.lower_compute import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from ktile.ir import elementwise
 from ktile.ir import ops as kt
 from ktile.targets import NAMES, get
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "cpp-api.md").read_text()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOC = (DOCS / "cpp-api.md").read_text()
+LANGUAGE = (DOCS / "language.md").read_text()
 
 
 def _counter_rows() -> dict[str, list[str]]:
@@ -54,8 +59,38 @@ def test_the_wait_spelling_is_the_tables_wait_asm(name):
     assert cell == ", ".join(spelled)
 
 
-def test_every_elementwise_function_is_documented():
-    for fn in (*kt.UNARY_FNS, *kt.BINARY_FNS):
-        cpp = {**UNARY_FUNCTIONS, **BINARY_FUNCTIONS}[fn]
-        plain = cpp.removeprefix("kt::")
-        assert re.search(rf"`kt::[^`]*\b{plain}\b|`{cpp}`", DOC), cpp
+def _language_functions() -> set[str]:
+    """The hk names in docs/language.md's function table: its first column's cells read
+    `hk.exp exp2 log`, one name per word."""
+    table = LANGUAGE.split("| function | takes | computes |", 1)[1].split("\n\n", 1)[0]
+    names = set()
+    for line in table.splitlines():
+        cell = line.strip().strip("|").split("|")[0].strip()
+        if cell.startswith("`hk."):
+            names.update(cell.strip("`").removeprefix("hk.").split())
+    return names
+
+
+def _lowers_to_its_hk_name(row) -> bool:
+    """hk.<name> lowers to kt::<name>: language.md's table documents its C++ name too."""
+    return row.hk is not None and row.cpp == f"kt::{row.hk}"
+
+
+def test_language_md_lists_every_named_function_once_and_no_other():
+    assert _language_functions() == {f.hk for f in elementwise.FUNCTIONS if f.hk}
+
+
+def test_cpp_api_refers_elementwise_functions_to_language_md():
+    assert "language.md's function table" in DOC and "(language.md#operations)" in DOC
+
+
+@pytest.mark.parametrize("row", [f for f in elementwise.FUNCTIONS if not _lowers_to_its_hk_name(f)],
+                         ids=lambda f: f.name)
+def test_a_function_language_md_does_not_name_is_in_cpp_api(row):
+    cpp = {**UNARY_FUNCTIONS, **BINARY_FUNCTIONS}[row.name]
+    plain = cpp.removeprefix("kt::")
+    assert re.search(rf"`kt::[^`]*\b{plain}\b|`{cpp}`", DOC), cpp
+
+
+def test_every_function_of_the_dialect_is_a_row():
+    assert set(kt.UNARY_FNS) | set(kt.BINARY_FNS) == set(elementwise.BY_NAME)
