@@ -3,6 +3,12 @@
 The tracer asks for an op by what it means (`b.load(g, coords, ty)`); this module picks the
 xDSL classes, keeps the insertion point, and stamps every op with the Python location the
 tracer gives it. Swapping the IR library touches this file and `ops.py`/`types.py` alone.
+
+Ops are built through xDSL's `Operation.create` (the parser's path: operands, result types
+and properties given as they are stored) rather than the classes' constructors, whose generic
+argument building costs about half of a trace; the properties are the attributes made once per
+process below. Each builder gives an op equal to the class constructor's
+(tests/tier0/test_trace_speed_paths.py), and the verify pass checks it like any other.
 """
 from __future__ import annotations
 
@@ -13,8 +19,9 @@ from functools import lru_cache
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FileLineColLoc, Float32Type,
-                                   FloatAttr, FunctionType, IndexType, IntAttr, IntegerAttr,
-                                   IntegerType, ModuleOp, StringAttr, UnknownLoc, i1, i32, i64)
+                                   Float64Type, FloatAttr, FunctionType, IndexType, IntAttr,
+                                   IntegerAttr, IntegerType, ModuleOp, StringAttr, UnknownLoc,
+                                   i1, i32, i64)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -30,9 +37,13 @@ INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
               "shl": arith.ShLIOp, "shr": arith.ShRUIOp}
 FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
                 "div": arith.DivfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+# a comparison's `predicate` property: the index of its name in xDSL's (and MLIR's) list
+CMPI_PREDICATES = {name: i for i, name in enumerate(arith.CMPI_COMPARISON_OPERATIONS)}
+CMPF_PREDICATES = {name: i for i, name in enumerate(arith.CMPF_COMPARISON_OPERATIONS)}
 
 index = IndexType()
 f32 = Float32Type()
+f64 = Float64Type()
 
 
 def is_int_like(t: Attribute) -> bool:
@@ -54,6 +65,22 @@ class Builder:
         op.location = location(self._loc_of())
         self._blocks[-1].add_op(op)
         return op
+
+    def _build(self, cls: type[Operation], operands: Sequence[SSAValue] = (),
+               result_types: Sequence[Attribute] = (),
+               properties: dict[str, Attribute] | None = None) -> Operation:
+        """A `cls` op with these operands (variadic ones flattened in place), results and
+        properties, appended at the insertion point at the tracer's location."""
+        op = cls.create(operands=operands, result_types=result_types,
+                        properties=properties or {}, location=location(self._loc_of()))
+        self._blocks[-1].add_op(op)
+        return op
+
+    def _value(self, cls: type[Operation], operands: Sequence[SSAValue],
+               result_type: Attribute, properties: dict[str, Attribute] | None = None
+               ) -> SSAValue:
+        """`_build` of an op with one result, which it returns."""
+        return self._build(cls, operands, (result_type,), properties).results[0]
 
     @contextmanager
     def at_end_of(self, block: Block):
@@ -85,7 +112,7 @@ class Builder:
         key = (id(self._blocks[-1]), constant_key(attr))
         found = self._constants.get(key)
         if found is None or found.owner.parent is not self._blocks[-1]:
-            found = self.insert(arith.ConstantOp(attr)).results[0]
+            found = self._value(arith.ConstantOp, (), attr.get_type(), {"value": attr})
             self._constants[key] = found
         return found
 
@@ -102,116 +129,122 @@ class Builder:
         return self._constant(integer_attr(int(bool(value)), i1))
 
     def scalar_binary(self, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        # the overflow and fast-math flags are left to their defaults, as the classes do
         table = INT_BINARY if is_int_like(x.type) else FLOAT_BINARY
-        return self.insert(table[fn](x, y)).results[0]
+        return self._value(table[fn], (x, y), x.type)
 
     def scalar_compare(self, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
         if is_int_like(x.type):
-            return self.insert(arith.CmpiOp(x, y, CMP_INT[fn])).results[0]
-        return self.insert(arith.CmpfOp(x, y, CMP_FLOAT[fn])).results[0]
+            cls, predicate = arith.CmpiOp, CMPI_PREDICATES[CMP_INT[fn]]
+        else:
+            cls, predicate = arith.CmpfOp, CMPF_PREDICATES[CMP_FLOAT[fn]]
+        return self._value(cls, (x, y), i1, {"predicate": int_attr(predicate)})
 
     def scalar_select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.insert(arith.SelectOp(cond, x, y)).results[0]
+        return self._value(arith.SelectOp, (cond, x, y), x.type)
 
     def index_to_f32(self, x: SSAValue) -> SSAValue:
         if isinstance(x.type, IndexType):
-            x = self.insert(arith.IndexCastOp(x, i64)).results[0]
-        return self.insert(arith.SIToFPOp(x, f32)).results[0]
+            x = self._value(arith.IndexCastOp, (x,), i64)
+        return self._value(arith.SIToFPOp, (x,), f32)
 
     def int_cast(self, x: SSAValue, to: Attribute) -> SSAValue:
         """index ↔ iN."""
         if x.type == to:
             return x
         if isinstance(x.type, IndexType) or isinstance(to, IndexType):
-            return self.insert(arith.IndexCastOp(x, to)).results[0]
+            return self._value(arith.IndexCastOp, (x,), to)
         op = arith.ExtSIOp if to.width.data > x.type.width.data else arith.TruncIOp
-        return self.insert(op(x, to)).results[0]
+        return self._value(op, (x,), to)
 
     # ---- hardware scalars ----------------------------------------------------------------
 
     def block_idx(self, dim: int) -> SSAValue:
-        return self.insert(kt.BlockIdxOp(dim)).result
+        return self._value(kt.BlockIdxOp, (), index, {"dim": int_attr(dim)})
 
     def warp_id(self) -> SSAValue:
-        return self.insert(kt.WarpIdOp()).result
+        return self._value(kt.WarpIdOp, (), index)
 
     def extent(self, g: SSAValue, dim: int) -> SSAValue:
-        return self.insert(kt.ExtentOp(g, dim)).result
+        return self._value(kt.ExtentOp, (g,), index, {"dim": int_attr(dim)})
 
     # ---- memory --------------------------------------------------------------------------
 
     def load(self, g: SSAValue, coords: Sequence[SSAValue], ty: Attribute, pad: float,
              unit: str = "tile") -> SSAValue:
-        return self.insert(kt.LoadOp(g, coords, ty, pad, unit)).result
+        return self._value(kt.LoadOp, (g, *coords), ty,
+                           {"pad": f64_attr(float(pad)), **unit_props(unit)})
 
     def store(self, g: SSAValue, coords: Sequence[SSAValue], value: SSAValue,
               unit: str = "tile") -> None:
-        self.insert(kt.StoreOp(g, coords, value, unit))
+        self._build(kt.StoreOp, (g, *coords, value), (), unit_props(unit))
 
     def gather(self, g, batch, depth, rows, col, ty) -> SSAValue:
-        return self.insert(kt.GatherOp(g, batch, depth, rows, col, ty)).result
+        return self._value(kt.GatherOp, (g, batch, depth, rows, col), ty)
 
     def scatter(self, g, batch, depth, rows, col, value) -> None:
-        self.insert(kt.ScatterOp(g, batch, depth, rows, col, value))
+        self._build(kt.ScatterOp, (g, batch, depth, rows, col, value))
 
     def alloc(self, ty: Attribute) -> SSAValue:
-        return self.insert(kt.AllocOp(ty)).result
+        return self._value(kt.AllocOp, (), ty)
 
     def copy_async(self, g: SSAValue, coords: Sequence[SSAValue], dst: SSAValue,
                    unit: str = "tile") -> None:
-        self.insert(kt.CopyAsyncOp(g, coords, dst, unit))
+        self._build(kt.CopyAsyncOp, (g, *coords, dst), (), unit_props(unit))
 
     def lds_load(self, src: SSAValue, row: SSAValue, col: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.LdsLoadOp(src, row, col, ty)).result
+        return self._value(kt.LdsLoadOp, (src, row, col), ty)
 
     def lds_store(self, dst: SSAValue, value: SSAValue,
                   coords: Sequence[SSAValue] = ()) -> None:
         """The whole of `dst`, or with coords = (row, col) one value-shaped sub-tile."""
-        self.insert(kt.LdsStoreOp(dst, value, coords))
+        self._build(kt.LdsStoreOp, (dst, value, *coords))
 
     def wait_for(self, tiles: Sequence[SSAValue]) -> None:
-        self.insert(kt.WaitForOp(tiles))
+        self._build(kt.WaitForOp, tuple(tiles))
 
     def barrier(self) -> None:
-        self.insert(kt.BarrierOp())
+        self._build(kt.BarrierOp)
 
     # ---- compute -------------------------------------------------------------------------
 
     def mma(self, a: SSAValue, b: SSAValue, acc: SSAValue, variant: str) -> SSAValue:
-        return self.insert(kt.MmaOp(a, b, acc, variant)).result
+        return self._value(kt.MmaOp, (a, b, acc), acc.type, {"variant": string_attr(variant)})
 
     def mma_shared(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
-        return self.insert(kt.MmaSharedOp(a, b, acc)).result
+        return self._value(kt.MmaSharedOp, (a, b, acc), acc.type)
 
     def unary(self, fn: str, x: SSAValue) -> SSAValue:
-        return self.insert(kt.UnaryOp(fn, x)).result
+        return self._value(kt.UnaryOp, (x,), x.type, {"fn": string_attr(fn)})
 
     def binary(self, fn: str, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.BinaryOp(fn, x, y, ty)).result
+        return self._value(kt.BinaryOp, (x, y), ty, {"fn": string_attr(fn)})
 
     def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.insert(kt.SelectOp(cond, x, y)).result
+        return self._value(kt.SelectOp, (cond, x, y), x.type)
 
     def cast(self, x: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.CastOp(x, ty)).result
+        return self._value(kt.CastOp, (x,), ty)
 
     def reduce(self, kind: str, axis: str, x: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.ReduceOp(kind, axis, x, ty)).result
+        return self._value(kt.ReduceOp, (x,), ty,
+                           {"kind": string_attr(kind), "axis": string_attr(axis)})
 
     def block_reduce(self, kind: str, x: SSAValue) -> SSAValue:
-        return self.insert(kt.BlockReduceOp(kind, x)).result
+        return self._value(kt.BlockReduceOp, (x,), x.type, {"kind": string_attr(kind)})
 
     def fill(self, value: float, ty: Attribute) -> SSAValue:
-        return self.insert(kt.FillOp(value, ty)).result
+        return self._value(kt.FillOp, (), ty, {"value": f64_attr(float(value))})
 
     def iota(self, axis: str, ty: Attribute) -> SSAValue:
-        return self.insert(kt.IotaOp(axis, ty)).result
+        return self._value(kt.IotaOp, (), ty, {"axis": string_attr(axis)})
 
     def causal_mask(self, x, row0, col0, fill: float) -> SSAValue:
-        return self.insert(kt.CausalMaskOp(x, row0, col0, fill)).result
+        return self._value(kt.CausalMaskOp, (x, row0, col0), x.type,
+                           {"fill": f64_attr(float(fill))})
 
     def rand(self, seed: SSAValue, offsets: SSAValue, ty: Attribute) -> SSAValue:
-        return self.insert(kt.RandOp(seed, offsets, ty)).result
+        return self._value(kt.RandOp, (seed, offsets), ty)
 
     # ---- control flow --------------------------------------------------------------------
 
@@ -235,7 +268,7 @@ class Builder:
         return op
 
     def yield_(self, values: Sequence[SSAValue]) -> None:
-        self.insert(scf.YieldOp(*values))
+        self._build(scf.YieldOp, tuple(values))
 
     def condition(self, cond: SSAValue, values: Sequence[SSAValue]) -> None:
         self.insert(scf.ConditionOp(cond, *values))
@@ -285,6 +318,21 @@ def _f32_attr(value: float, sign: float) -> FloatAttr:
 @lru_cache(maxsize=4096)
 def string_attr(value: str) -> StringAttr:
     return StringAttr(value)
+
+
+def f64_attr(value: float) -> FloatAttr:
+    """A kt op's float property (f64, as ops.py's constructors make it); -0.0 and 0.0 apart."""
+    return _f64_attr(value, math.copysign(1.0, value))
+
+
+@lru_cache(maxsize=4096)
+def _f64_attr(value: float, sign: float) -> FloatAttr:
+    return FloatAttr(value, f64)
+
+
+def unit_props(unit: str) -> dict[str, Attribute]:
+    """A global access's `unit` property, left out for tile coordinates (ops.py's rule)."""
+    return {} if unit == "tile" else {"unit": string_attr(unit)}
 
 
 def int_attr(value: int) -> IntegerAttr:
