@@ -13,6 +13,7 @@ stays fast.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
@@ -62,15 +63,52 @@ class RoutingTable:
     def override(self, target: str, routes: list[Route]) -> None:
         self.measured[target] = list(routes)
 
+    pinned: Route | None = None   # set by `pinned(...)`: every call takes this route (tests)
+
     def choose(self, rows: int, cols: int, target: str | None) -> Route:
         """The route for a problem of `rows` rows of `cols` columns on `target` (None: the CPU
         interpreter)."""
+        if self.pinned is not None:
+            return self.pinned
         for route in self.measured.get(target, []) + self.routes:
             if route.fits(rows, cols, target):
                 return route
         raise InputError(f"no kernel of this op handles {rows} rows of {cols} columns on "
                          f"{target or 'the CPU'}",
                          hint="split the rows into smaller calls, or file an issue with the shape")
+
+
+@contextlib.contextmanager
+def pinned(table: RoutingTable, route: Route):
+    """Within the block every call of the table's op takes `route` (a test of each route)."""
+    table.pinned = route
+    try:
+        yield
+    finally:
+        table.pinned = None
+
+
+# How op functions launch their kernels: `run(kernel, *args, **constants)`; a test swaps it
+# for wave emulation of an AMD target (`emulating`), so an op runs end to end on emulated AMD.
+_RUNNER: list[Callable] = []
+
+
+def run(kernel, *args, **constants):
+    if _RUNNER:
+        return _RUNNER[-1](kernel, *args, **constants)
+    return kernel(*args, **constants)
+
+
+@contextlib.contextmanager
+def emulating(target: str):
+    """Within the block, op kernels on CPU tensors run under wave emulation of `target`."""
+    from ..emulate import emulate
+    _RUNNER.append(lambda kernel, *args, **constants:
+                   emulate(kernel, *args, target=target, **constants))
+    try:
+        yield
+    finally:
+        _RUNNER.pop()
 
 
 # ---- an op --------------------------------------------------------------------------------
@@ -89,6 +127,12 @@ class Op:
     table: RoutingTable
     reference: str
     also: tuple[Route, ...] = ()
+    case: Callable[..., tuple[float, float]] | None = None
+
+    def check(self, rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
+        """(max error, tolerance) of the op's public function against its reference on random
+        inputs of `rows` rows of `cols` columns: what the emulation and GPU tests assert."""
+        return self.case(rows, cols, dtype, device)
 
     def kernel(self, route: Route, dtype: str):
         """The kernel of `route` for elements of `dtype` (a ktile dtype name: 'bf16')."""
@@ -255,6 +299,19 @@ def check_eps(op: str, eps) -> float:
         raise InputError(f"{op}: 'eps' is {eps}; it must be a finite number >= 0",
                          hint="pass the model's epsilon, e.g. eps=1e-6")
     return float(eps)
+
+
+def random(shape, seed: int, dtype: str, device: str = "cpu", shift: float = 0.0):
+    """Seeded normal values of a ktile dtype, made on the CPU (the same on every device)."""
+    import torch
+    from .. import dtypes as kt
+    t = torch.randn(shape, generator=torch.Generator().manual_seed(seed)) + shift
+    return t.to(getattr(torch, getattr(kt, dtype).torch_name)).to(device)
+
+
+def max_error(got, want) -> float:
+    import numpy as np
+    return float(np.max(np.abs(got.float().cpu().numpy() - want), initial=0.0))
 
 
 def rows_of(t):

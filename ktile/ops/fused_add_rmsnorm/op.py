@@ -35,8 +35,8 @@ def launch(x, residual, weight, out, residual_out, eps: float) -> None:
     rows = lib.rows_of(x)
     route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
     kernel = OP.kernel(route, lib.kt_dtype(x))
-    kernel(rows, lib.rows_of(residual), weight, lib.rows_of(out), lib.rows_of(residual_out),
-           eps, **route.constants)
+    lib.run(kernel, rows, lib.rows_of(residual), weight, lib.rows_of(out),
+            lib.rows_of(residual_out), eps, **route.constants)
 
 
 def _functional(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
@@ -100,7 +100,20 @@ def fused_add_rms_norm_(x: torch.Tensor, residual: torch.Tensor, weight: torch.T
     _IN_PLACE(x, residual, weight, eps)
 
 
+def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
+    """The larger of out's and residual_out's errors (residual_out must be exact)."""
+    from ... import dtypes
+    from .reference import fused_add_rms_norm as reference, tolerance
+    x, r = (lib.random((rows, cols), s, dtype, device) for s in (1, 2))
+    w = lib.random((cols,), 3, dtype, device)
+    want_o, want_h = reference(*(t.float().cpu().numpy() for t in (x, r, w)), 1e-6,
+                               getattr(dtypes, dtype))
+    out, residual_out = fused_add_rms_norm(x, r, w, 1e-6)
+    h_error = lib.max_error(residual_out, want_h)
+    return lib.max_error(out, want_o) + (float("inf") if h_error else 0.0), tolerance(want_o)
+
+
 OP = lib.Op(NAME, {"fused_add_rms_norm": fused_add_rms_norm,
                    "fused_add_rms_norm_": fused_add_rms_norm_},
-            kernels.KERNELS, DTYPES, config.TABLE, "ktile.ops.fused_add_rmsnorm.reference")
+            kernels.KERNELS, DTYPES, config.TABLE, "ktile.ops.fused_add_rmsnorm.reference", case=case)
 OPS = [OP]

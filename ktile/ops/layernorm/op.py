@@ -33,8 +33,8 @@ def check_inputs(op: str, x, weight, bias, eps) -> float:
 def launch(x, weight, bias, out, eps: float) -> None:
     rows = lib.rows_of(x)
     route = config.FORWARD.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    FORWARD_OP.kernel(route, lib.kt_dtype(x))(rows, weight, bias, lib.rows_of(out), eps,
-                                              **route.constants)
+    lib.run(FORWARD_OP.kernel(route, lib.kt_dtype(x)), rows, weight, bias, lib.rows_of(out),
+            eps, **route.constants)
 
 
 def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
@@ -107,12 +107,12 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: tor
     dw_part = torch.empty((blocks, cols), dtype=torch.float32, device=x.device)
     db_part = torch.empty_like(dw_part)
     dweight, dbias = torch.empty_like(weight), torch.empty_like(weight)
-    BACKWARD_OP.kernel(route, dtype)(lib.rows_of(dy), rows_x, weight, mean.reshape(-1),
-                                     rstd.reshape(-1), lib.rows_of(dx), dw_part, db_part,
-                                     **route.constants)
+    lib.run(BACKWARD_OP.kernel(route, dtype), lib.rows_of(dy), rows_x, weight,
+            mean.reshape(-1), rstd.reshape(-1), lib.rows_of(dx), dw_part, db_part,
+            **route.constants)
     reduce = BACKWARD_OP.kernel(config.REDUCTION, dtype)
-    reduce(dw_part, dweight, **config.REDUCTION.constants)
-    reduce(db_part, dbias, **config.REDUCTION.constants)
+    lib.run(reduce, dw_part, dweight, **config.REDUCTION.constants)
+    lib.run(reduce, db_part, dbias, **config.REDUCTION.constants)
     return dx, dweight, dbias
 
 
@@ -131,9 +131,36 @@ def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
     return _BACKWARD(dy, x, weight, mean, rstd)
 
 
+def forward_case(rows: int, cols: int, dtype: str, device: str = "cpu"):
+    from ... import dtypes
+    from .reference import forward_tolerance, layer_norm as reference
+    x = lib.random((rows, cols), 1, dtype, device, shift=2.0)
+    w, b = (lib.random((cols,), s, dtype, device) for s in (2, 3))
+    want = reference(*(t.float().cpu().numpy() for t in (x, w, b)), 1e-5, getattr(dtypes, dtype))
+    return (lib.max_error(layer_norm(x, w, b, 1e-5), want),
+            forward_tolerance(want, getattr(dtypes, dtype)))
+
+
+def backward_case(rows: int, cols: int, dtype: str, device: str = "cpu"):
+    """The largest error of dx, dweight and dbias; tolerance: the reference's, plus one
+    rounding of each result for 16-bit dtypes."""
+    from .reference import layernorm_backward, tolerance
+    x, dy = (lib.random((rows, cols), s, dtype, device) for s in (1, 2))
+    w = lib.random((cols,), 3, dtype, device)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x.float(), (cols,), w.float(), None, 1e-5)
+    got = layer_norm_backward(dy, x, w, mean, rstd)
+    want = layernorm_backward(x.float().cpu().numpy(), dy.float().cpu().numpy(),
+                              w.float().cpu().numpy(), mean.reshape(-1).cpu().numpy(),
+                              rstd.reshape(-1).cpu().numpy())
+    slack = 2.0 ** -7 if x.element_size() == 2 else 0.0
+    worst = max(lib.max_error(g, e) - slack * float(abs(e).max()) for g, e in zip(got, want))
+    return max(worst, 0.0), tolerance(*want)
+
+
 FORWARD_OP = lib.Op("layer_norm", {"layer_norm": layer_norm}, kernels.KERNELS, DTYPES,
-                    config.FORWARD, "ktile.ops.layernorm.reference")
+                    config.FORWARD, "ktile.ops.layernorm.reference", case=forward_case)
 BACKWARD_OP = lib.Op("layer_norm_backward", {"layer_norm_backward": layer_norm_backward},
                      kernels.BACKWARD_KERNELS, DTYPES, config.BACKWARD,
-                     "ktile.ops.layernorm.reference", also=(config.REDUCTION,))
+                     "ktile.ops.layernorm.reference", also=(config.REDUCTION,),
+                     case=backward_case)
 OPS = [FORWARD_OP, BACKWARD_OP]

@@ -33,7 +33,7 @@ def launch(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float)
     rows = lib.rows_of(x)
     route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
     kernel = OP.kernel(route, lib.kt_dtype(x))
-    kernel(rows, weight, lib.rows_of(out), eps, **route.constants)
+    lib.run(kernel, rows, weight, lib.rows_of(out), eps, **route.constants)
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -70,6 +70,15 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *,
     return out
 
 
+def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
+    from ... import dtypes
+    from .reference import rms_norm as reference, tolerance
+    x, w = lib.random((rows, cols), 1, dtype, device), lib.random((cols,), 2, dtype, device)
+    want = reference(x.float().cpu().numpy(), w.float().cpu().numpy(), 1e-5,
+                     getattr(dtypes, dtype))
+    return lib.max_error(rms_norm(x, w, 1e-5), want), tolerance(want)
+
+
 OP = lib.Op(NAME, {"rms_norm": rms_norm}, kernels.KERNELS, DTYPES, config.TABLE,
-            "ktile.ops.rmsnorm.reference")
+            "ktile.ops.rmsnorm.reference", case=case)
 OPS = [OP]
