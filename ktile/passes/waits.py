@@ -27,7 +27,7 @@ completes what was issued into any of them (`may_alias`: conservative, never uns
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
@@ -43,6 +43,8 @@ from ..targets.base import Target
 from .common import defined_inside, describe_type, line_of, op_words, target_of
 
 COUNTERS = ("vm", "lds")   # vm: global→shared copies; lds: shared→register loads
+CARRIERS = frozenset([scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp])  # pass values on
+TERMINATORS = frozenset([scf.YieldOp, scf.ConditionOp])
 MAX_ROUNDS = 64            # loop fixpoint rounds before the loads are declared piling up
 
 
@@ -57,6 +59,17 @@ class InFlight:
     completed_by: Operation | None = None    # lds: a wait that completed it without naming
                                              # it, so its registers are not bound there
 
+    # the entries change by these copies (dataclasses.replace is several times slower)
+    def renamed(self, names: frozenset[SSAValue], reads: frozenset[SSAValue]) -> InFlight:
+        return InFlight(self.counter, self.op, names, reads, self.barrier, self.completed_by)
+
+    def at_barrier(self, barrier: Operation) -> InFlight:
+        return InFlight(self.counter, self.op, self.names, self.reads, barrier,
+                        self.completed_by)
+
+    def completed(self, wait: Operation) -> InFlight:
+        return InFlight(self.counter, self.op, self.names, self.reads, self.barrier, wait)
+
 
 Queue = tuple[InFlight, ...]
 Paths = frozenset[Queue]
@@ -70,10 +83,9 @@ class Waits(ModulePass):
         fn = kernel_func(op)
         analysis = InFlightAnalysis(target)
         analysis.block(fn.body.block, frozenset([()]))
-        for wait in fn.walk():
-            if isinstance(wait, kt.WaitForOp):
-                set_counts(wait, analysis.counts, target)
-                set_arrivals(wait, analysis.completes)
+        for wait in analysis.waits:
+            set_counts(wait, analysis.counts, target)
+            set_arrivals(wait, analysis.completes)
 
 
 def set_arrivals(wait: kt.WaitForOp, completes: dict[Operation, set[int]]) -> None:
@@ -102,13 +114,25 @@ def set_counts(wait: kt.WaitForOp, counts: dict[tuple[Operation, str], int],
 
 class InFlightAnalysis:
     """Walks the kernel in program order over a set of paths (one queue each), raising the
-    first unsafe use and recording, per wait and counter, the smallest count over paths."""
+    first unsafe use and recording, per wait and counter, the smallest count over paths.
+    Every block is analysed at least once (the paths reaching it are never none), so `waits`
+    ends holding every wait of the kernel.
+
+    Ops are told apart by their exact class through tables: the kt and scf ops are not
+    subclassed, and `isinstance` against xDSL's abstract op classes is most of a walk's time."""
 
     def __init__(self, target: Target):
         self.target = target
         self.counts: dict[tuple[Operation, str], int] = {}
         self.completes: dict[Operation, set[int]] = {}   # wait → arrival slots of the copies
                                                          # it completes on some path
+        self.waits: dict[Operation, None] = {}           # every kt.wait_for, in program order
+        self.structured = {scf.ForOp: self.for_loop, scf.IfOp: self.branch,
+                           scf.WhileOp: self.while_loop}
+        self.steps: dict[type, Callable[[Operation, Queue], Queue]] = {
+            kt.CopyAsyncOp: self.copy, kt.LdsLoadOp: self.lds_load, kt.WaitForOp: self.wait,
+            kt.BarrierOp: self.barrier, kt.LdsStoreOp: self.lds_store,
+            kt.MmaSharedOp: self.mma_shared, func.ReturnOp: self.kernel_end}
 
     def block(self, block: Block, paths: Paths) -> Paths:
         for op in block.ops:
@@ -116,45 +140,54 @@ class InFlightAnalysis:
         return paths
 
     def op(self, op: Operation, paths: Paths) -> Paths:
-        if isinstance(op, (scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)):
+        kind = type(op)
+        if kind in CARRIERS:
             for queue in paths:  # carrying a value copies its registers: a use
                 check_uses_waited(op, carried_values(op), queue)
-        if isinstance(op, scf.ForOp):
-            return self.for_loop(op, paths)
-        if isinstance(op, scf.IfOp):
-            return self.branch(op, paths)
-        if isinstance(op, scf.WhileOp):
-            return self.while_loop(op, paths)
-        if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
-            return paths  # the enclosing op passes their values on
-        return frozenset(self.step(op, queue) for queue in paths)
+            if kind in TERMINATORS:
+                return paths  # the enclosing op passes their values on
+        structured = self.structured.get(kind)
+        if structured is not None:
+            return structured(op, paths)
+        step = self.steps.get(kind, self.use)
+        return frozenset([step(op, queue) for queue in paths])
 
     # ---- one op on one path --------------------------------------------------------------
 
-    def step(self, op: Operation, queue: Queue) -> Queue:
-        if isinstance(op, kt.CopyAsyncOp):
-            check_copy_target(op, queue)
-            return queue + (InFlight("vm", op, may_alias(op.dst)),)
-        if isinstance(op, kt.LdsLoadOp):
-            check_not_filling(op, op.src, queue, self.target)
-            return queue + (InFlight("lds", op, frozenset([op.result]), may_alias(op.src)),)
-        if isinstance(op, kt.WaitForOp):
-            return self.wait(op, queue)
-        if isinstance(op, kt.BarrierOp):
-            return tuple(replace(e, barrier=op) if e.counter == "vm" and e.barrier is None
-                         else e for e in queue)
-        if isinstance(op, kt.LdsStoreOp):
-            check_not_filling(op, op.dst, queue, self.target)
-        if isinstance(op, kt.MmaSharedOp):
-            check_not_filling(op, op.b, queue, self.target)
-        if isinstance(op, func.ReturnOp):
-            check_nothing_in_flight(queue)
+    def use(self, op: Operation, queue: Queue) -> Queue:
+        """Any other op: reads its operands (a copy, a shared load, a wait and a barrier read
+        no registers a shared load writes)."""
         check_uses_waited(op, op.operands, queue)
         return queue
+
+    def copy(self, op: kt.CopyAsyncOp, queue: Queue) -> Queue:
+        check_copy_target(op, queue)
+        return queue + (InFlight("vm", op, may_alias(op.dst)),)
+
+    def lds_load(self, op: kt.LdsLoadOp, queue: Queue) -> Queue:
+        check_not_filling(op, op.src, queue, self.target)
+        return queue + (InFlight("lds", op, frozenset([op.result]), may_alias(op.src)),)
+
+    def barrier(self, op: kt.BarrierOp, queue: Queue) -> Queue:
+        return tuple(e.at_barrier(op) if e.counter == "vm" and e.barrier is None else e
+                     for e in queue)
+
+    def lds_store(self, op: kt.LdsStoreOp, queue: Queue) -> Queue:
+        check_not_filling(op, op.dst, queue, self.target)
+        return self.use(op, queue)
+
+    def mma_shared(self, op: kt.MmaSharedOp, queue: Queue) -> Queue:
+        check_not_filling(op, op.b, queue, self.target)
+        return self.use(op, queue)
+
+    def kernel_end(self, op: func.ReturnOp, queue: Queue) -> Queue:
+        check_nothing_in_flight(queue)
+        return self.use(op, queue)
 
     def wait(self, op: kt.WaitForOp, queue: Queue) -> Queue:
         """The newest in-flight op of each kind writing a named tile completes, with every
         older one of its kind; the named ones are bound, the others only complete."""
+        self.waits[op] = None
         named = set().union(*(may_alias(t) for t in op.tiles))
         for counter in COUNTERS:
             live = [i for i, e in enumerate(queue) if e.counter == counter and not e.completed_by]
@@ -250,14 +283,14 @@ def settle(e: InFlight, index: int, counter: str, newest: int, named: set[SSAVal
         return None
     if index > newest or e.completed_by:
         return e
-    return replace(e, completed_by=wait) if counter == "lds" else None
+    return e.completed(wait) if counter == "lds" else None
 
 
 def may_alias(tile: SSAValue) -> frozenset[SSAValue]:
     """The values that may name the memory `tile` names: itself and, for a tile picked from a
     list on the device, every tile of the list (and what those may name in turn)."""
     owner = tile.owner
-    if not isinstance(owner, kt.LdsSelectOp):
+    if type(owner) is not kt.LdsSelectOp:
         return frozenset([tile])
     return frozenset([tile]).union(*(may_alias(t) for t in owner.tiles))
 
@@ -294,7 +327,7 @@ def rename(paths: Iterable[Queue], pairs: Iterable[tuple[SSAValue, SSAValue]],
         return frozenset(passed | {v for v in old if keep(v)})
 
     def moved(q: Queue) -> Queue:
-        out = (replace(e, names=names(e.names), reads=names(e.reads)) for e in q)
+        out = (e.renamed(names(e.names), names(e.reads)) for e in q)
         return tuple(e for e in out if e.names or not e.completed_by)
 
     return frozenset(moved(q) for q in paths)
@@ -310,9 +343,12 @@ def may_skip(op: scf.ForOp) -> bool:
 
 def check_uses_waited(op: Operation, values: Iterable[SSAValue], queue: Queue) -> None:
     """Trap 1: registers read (or carried, which copies them) before a wait names them."""
+    loads = [e for e in queue if e.counter == "lds"]
+    if not loads:   # most ops on most paths: nothing to look at
+        return
     for value in values:
-        for e in queue:
-            if e.counter == "lds" and value in e.names:
+        for e in loads:
+            if value in e.names:
                 raise use_before_wait(op, value, e)
 
 
