@@ -103,12 +103,45 @@ def tied_groups(op: Operation) -> Iterator[list[SSAValue]]:
             yield [condition.args[k], after.args[k], result]
 
 
-class TiedValues:
-    """Union-find over SSA values: two values in one class must keep one type."""
+STRUCTURED = (scf.ForOp, scf.IfOp, scf.WhileOp)   # the ops that tie values together
+
+
+class OpIndex:
+    """Every op nested in a root, in walk order, found by one walk: a pass asks it for the
+    ops of a class instead of walking the module once per question. Ops are told apart by
+    their exact class (the kt and scf ops are not subclassed; `isinstance` against xDSL's
+    abstract op classes costs more than the walk)."""
 
     def __init__(self, root: Operation):
+        self.ops: list[Operation] = []
+        self._by_class: dict[type, list[Operation]] = {}
+        self._collect(root)
+
+    def _collect(self, op: Operation) -> None:
+        self.ops.append(op)
+        self._by_class.setdefault(type(op), []).append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                inner = block.first_op
+                while inner is not None:
+                    self._collect(inner)
+                    inner = inner.next_op
+
+    def of(self, *classes: type) -> list[Operation]:
+        """The ops of these classes, in walk order."""
+        if len(classes) == 1:
+            return list(self._by_class.get(classes[0], ()))
+        wanted = frozenset(classes)
+        return [op for op in self.ops if type(op) in wanted]
+
+
+class TiedValues:
+    """Union-find over SSA values: two values in one class must keep one type. `index`: the
+    root's OpIndex where the caller has one (saves a walk)."""
+
+    def __init__(self, root: Operation, index: OpIndex | None = None):
         self._parent: dict[SSAValue, SSAValue] = {}
-        for op in root.walk():
+        for op in (index or OpIndex(root)).of(*STRUCTURED):
             for group in tied_groups(op):
                 for value in group[1:]:
                     self._union(group[0], value)

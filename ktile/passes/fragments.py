@@ -22,7 +22,7 @@ from ..ir.ops import mma_dims
 from ..ir.query import error_at, kernel_func, user_op_name
 from ..ir.types import RegTileType
 from ..targets.base import Target
-from .common import TiedValues, describe_type, line_of, target_of
+from .common import OpIndex, TiedValues, describe_type, line_of, target_of
 
 OPERAND_WORDS = {"a": "operand a", "b": "operand b", "acc": "the accumulator"}
 MMA_OPS = (kt.MmaOp, kt.MmaSharedOp)
@@ -43,10 +43,11 @@ class Fragments(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
         fn = kernel_func(op)
-        mmas = [o for o in fn.walk() if isinstance(o, MMA_OPS)]
+        index = OpIndex(fn)
+        mmas = index.of(*MMA_OPS)
         for mma in mmas:
             check_instruction_shape(mma, target)
-        tied = TiedValues(fn)
+        tied = TiedValues(fn, index)
         classes = tied.members()
         uses = fragment_uses(mmas, tied)
         for root, found in uses.items():

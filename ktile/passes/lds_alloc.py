@@ -27,7 +27,8 @@ from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func, warps
 from ..ir.types import RegTileType
 from ..targets.base import Target
-from .common import TiedValues, describe_type, element_bytes, elements, line_of, target_of
+from .common import (OpIndex, TiedValues, describe_type, element_bytes, elements, line_of,
+                     target_of)
 
 ALIGN = 16  # the widest shared-memory access (b128) needs 16-byte aligned addresses
 MBARRIER_BYTES = 8
@@ -39,11 +40,12 @@ class LdsAlloc(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
         fn = kernel_func(op)
-        allocs = [o for o in fn.walk() if isinstance(o, kt.AllocOp)]
-        tied = TiedValues(fn)   # a tile carried through a loop is still the tile allocated
-        read_by_mma = tiles_used(fn, tied, kt.MmaSharedOp, lambda o: o.b)
-        copies = [o for o in fn.walk()                     # TMA copies (tensor-maps)
-                  if isinstance(o, kt.CopyAsyncOp) and o.prop_int("map") is not None]
+        index = OpIndex(fn)     # the one walk: the ops of each kind below, in program order
+        allocs = index.of(kt.AllocOp)
+        tied = TiedValues(fn, index)   # a tile carried through a loop is still the tile allocated
+        read_by_mma = tiles_used(index, tied, kt.MmaSharedOp, lambda o: o.b)
+        copies = [o for o in index.of(kt.CopyAsyncOp)      # TMA copies (tensor-maps)
+                  if o.prop_int("map") is not None]
         copied = {tied.find(o.dst) for o in copies}
 
         def alignment(root) -> int:
@@ -51,8 +53,8 @@ class LdsAlloc(ModulePass):
                      *([target.copy_alignment] if root in copied else [])]
             return max(needs)
 
-        end = place_tiles(allocs, device_lists(fn, tied), tied, alignment)
-        scratches = tile_reductions(fn)
+        end = place_tiles(allocs, device_lists(index, tied), tied, alignment)
+        scratches = tile_reductions(index)
         for reduction in scratches:
             offset = align_up(end, ALIGN)
             reduction.properties["offset"] = IntegerAttr(offset, i64)
@@ -63,29 +65,28 @@ class LdsAlloc(ModulePass):
         check_fits(allocs + scratches, end, target, warps(op))
 
 
-def tiles_used(fn, tied: TiedValues, kind: type, tile_of) -> set:
+def tiles_used(index: OpIndex, tied: TiedValues, kind: type, tile_of) -> set:
     """The allocations an op of `kind` uses through `tile_of(op)`: a tile picked from a list
     on the device may be any tile of the list."""
     used = set()
-    for op in fn.walk():
-        if isinstance(op, kind):
-            used |= {tied.find(v) for v in listed_tiles(tile_of(op))}
+    for op in index.of(kind):
+        used |= {tied.find(v) for v in listed_tiles(tile_of(op))}
     return used
 
 
 def listed_tiles(value) -> list:
     """`value` itself, or the tiles of the list a kt.lds_select picks it from (flattened)."""
     owner = value.owner
-    if not isinstance(owner, kt.LdsSelectOp):
+    if type(owner) is not kt.LdsSelectOp:
         return [value]
     return [t for tile in owner.tiles for t in listed_tiles(tile)]
 
 
-def device_lists(fn, tied: TiedValues) -> dict:
+def device_lists(index: OpIndex, tied: TiedValues) -> dict:
     """Each allocation in a list indexed on the device → (its list's allocations in order, the
     kt.lds_select ops over that list). A tile in two different lists is refused."""
     lists: dict = {}
-    for select in (o for o in fn.walk() if isinstance(o, kt.LdsSelectOp)):
+    for select in index.of(kt.LdsSelectOp):
         roots = tuple(tied.find(t) for t in listed_tiles(select.result))
         if len(set(roots)) != len(roots):
             raise listed_twice(select)
@@ -182,10 +183,9 @@ def alloc_bytes(alloc: kt.AllocOp) -> int:
     return elements(ty) * element_bytes(ty)
 
 
-def tile_reductions(fn) -> list[kt.BlockReduceOp]:
+def tile_reductions(index: OpIndex) -> list[kt.BlockReduceOp]:
     """The cross-warp reductions of register tiles: each needs a shared scratch."""
-    return [o for o in fn.walk()
-            if isinstance(o, kt.BlockReduceOp) and isinstance(o.x.type, RegTileType)]
+    return [o for o in index.of(kt.BlockReduceOp) if isinstance(o.x.type, RegTileType)]
 
 
 def scratch_bytes(reduction: kt.BlockReduceOp, warp_count: int) -> int:
