@@ -83,6 +83,23 @@ def _gelu(np, x):
     return np.float32(0.5) * x32 * (np.float32(1) + erf)
 
 
+# sin and cos reduce x by k·pi/2 with k = rint(x·2/pi) exact in a double: |x| < 2^52·pi/2.
+# Beyond that they are NaN on every target (ktile/include/ktile/common/math_double.hpp: a
+# correct reduction of larger floats needs Payne-Hanek's table, which costs a local array).
+SIN_COS_RANGE = 6999999976046592.0   # 7.0e15f, the float the headers compare |x| with
+
+
+def _sin_cos(name: str) -> Callable:
+    """np.sin or np.cos evaluated in double and rounded once (the headers' result, correctly
+    rounded), NaN where |x| >= SIN_COS_RANGE."""
+    def semantics(np, x):
+        wide = np.asarray(x, np.float64)
+        with np.errstate(invalid="ignore"):
+            value = np.where(np.abs(wide) < SIN_COS_RANGE, getattr(np, name)(wide), np.nan)
+        return value.astype(np.result_type(x))[()]
+    return semantics
+
+
 def _int_div(np, x, y):
     """Integer division truncating toward zero, as C++ does."""
     q = np.floor_divide(x, y)
@@ -120,8 +137,8 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("erf", lambda np, x: _erf_double(np, x).astype(np.result_type(x))[()]),
     _float_unary("sigmoid", _sigmoid),
     _float_unary("tanh", lambda np, x: np.tanh(x)),
-    _float_unary("sin", lambda np, x: np.sin(x)),
-    _float_unary("cos", lambda np, x: np.cos(x)),
+    _float_unary("sin", _sin_cos("sin")),
+    _float_unary("cos", _sin_cos("cos")),
     _float_unary("round", lambda np, x: np.rint(x)),   # half to even
     _float_unary("floor", lambda np, x: np.floor(x)),
     _float_unary("ceil", lambda np, x: np.ceil(x)),

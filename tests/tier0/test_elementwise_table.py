@@ -209,3 +209,29 @@ def test_float_to_int_truncates_saturates_and_sends_nan_to_zero():
     assert list(q[0, 0, 0].flat[:n]) == [2, -2, 0, 0, 127, 127, -128, 127, -128, 0, 127, -128, 2]
     assert list(o[0, 0, 16].flat[:n]) == [3, -3, 0, 0, 128, 128, -129, i32_max, i32_min, 0,
                                           i32_max, i32_min, 2]
+
+
+# ---- sin, cos: correctly rounded within |x| < 7e15, NaN beyond (the headers' range) ---------
+
+@hk.kernel(grid=lambda p: (1, 1, 1))
+def sines(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    a = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 16, 16))
+    o[hk.tile_coord(0, 0, 0, 0)] = hk.sin(a)
+    o[hk.tile_coord(0, 0, 1, 0)] = a.cos()
+
+
+def test_sin_and_cos_are_nan_from_7e15_on_and_rounded_once_below():
+    below = np.nextafter(np.float32(7e15), np.float32(0))
+    values = np.array([0.0, -0.0, 1.0, 1e15, below, -below, 7e15, -7e15, 1e30, np.inf, np.nan],
+                      np.float32)
+    x = np.zeros((1, 1, 16, 16), np.float32)
+    x.flat[:len(values)] = values
+    o = np.zeros((1, 1, 32, 16), np.float32)
+    sines(x, o)
+    n = len(values)
+    for k, reference in enumerate((np.sin, np.cos)):
+        got = o[0, 0, 16 * k].flat[:n]
+        want = reference(values[:5].astype(np.float64)).astype(np.float32)
+        assert np.array_equal(got[:5], want)
+        assert np.signbit(got[1]) == (k == 0)   # sin(-0) is -0, cos(-0) is 1
+        assert not np.isnan(got[5]) and np.isnan(got[6:]).all()

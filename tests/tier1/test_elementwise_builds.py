@@ -15,9 +15,6 @@ from ktile.runtime.cocheck.llvm import find_tool
 from ktile.runtime.toolchains import nvcc
 
 FLOAT_TILE_ROWS = [f for f in elementwise.UNARY if f.hk is not None]
-# CUDA's sinf / cosf keep a 32-byte local array for their large-argument reduction, which
-# the sm_90a stack gate refuses: hk.sin / hk.cos do not build on sm_90a yet (known, reported).
-STACK_ON_SM90A = ("sin", "cos")
 
 
 def _has_nvcc() -> bool:
@@ -61,12 +58,6 @@ def every_function(tmp_path_factory):
     return _kernel(tmp_path_factory.mktemp("elementwise"), FLOAT_TILE_ROWS)
 
 
-@pytest.fixture(scope="module")
-def every_function_but_sin_cos(tmp_path_factory):
-    rows = [f for f in FLOAT_TILE_ROWS if f.name not in STACK_ON_SM90A]
-    return _kernel(tmp_path_factory.mktemp("elementwise_sm90a"), rows)
-
-
 def _builds(kernel, target, folder, rows):
     missing = _toolchain_missing(target)
     if missing:
@@ -85,13 +76,7 @@ def test_every_function_compiles_for_each_amd_target(every_function, target, tmp
 
 
 @pytest.mark.tier1
-def test_every_function_but_sin_cos_compiles_for_sm_90a(every_function_but_sin_cos, tmp_path):
-    rows = [f for f in FLOAT_TILE_ROWS if f.name not in STACK_ON_SM90A]
-    _builds(every_function_but_sin_cos, "sm_90a", tmp_path, rows)
-
-
-@pytest.mark.tier1
-@pytest.mark.xfail(strict=True, raises=KernelError,
-                   reason="CUDA's sinf/cosf keep a local array: the sm_90a stack gate refuses them")
-def test_sin_and_cos_compile_for_sm_90a(every_function, tmp_path):
+def test_every_function_compiles_for_sm_90a(every_function, tmp_path):
+    """sin and cos included: they are common/math_double.hpp's, which keep no stack (CUDA's
+    sinf / cosf keep a local array, which the stack gate refuses)."""
     _builds(every_function, "sm_90a", tmp_path, FLOAT_TILE_ROWS)

@@ -16,7 +16,9 @@
 //   kt::detail::math  exp_f exp2_f log_f log2_f sqrt_f sin_f cos_f tanh_f pow_f abs_f
 //                     rint_f floor_f ceil_f trunc_f, gelu_f (the exact erf form),
 //                     erf_d (double -> double),
-//                     max_nan min_nan (NaN-propagating, +0 above -0).
+//                     max_nan min_nan (NaN-propagating, +0 above -0);
+// and both include common/math_double.hpp: exp_d expm1_d log_d (double -> double, for a float
+// function evaluated in double and rounded once) and sin_cos_f.
 // A new float function of the table is one line of KT_FLOAT_UNARY_FUNCTIONS below.
 #pragma once
 

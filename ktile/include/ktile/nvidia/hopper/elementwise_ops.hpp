@@ -2,10 +2,14 @@
 // (ktile/common/elementwise_ops.hpp, the same on every vendor): CUDA's full-precision functions
 // (no fast-math: division, sqrt and 1/sqrt are IEEE), the NaN-propagating max / min
 // instructions, and the functors' qualifiers (device only: max_nan is inline PTX).
+// sin and cos are common/math_double.hpp's, as on AMD, not CUDA's sinf / cosf: those keep a
+// 32-byte local array for their Payne-Hanek reduction of huge arguments, which the stack gate
+// refuses. Correctly rounded for |x| < 7e15, NaN beyond (docs/language.md).
 #pragma once
 
 #include <cmath>
 
+#include "ktile/common/math_double.hpp"
 #include "ktile/common/scalar_ops.hpp"
 #include "ktile/nvidia/hopper/scalars.hpp"
 
@@ -18,8 +22,8 @@ KT_ELEMENT_FN float exp2_f(float x) { return ::exp2f(x); }
 KT_ELEMENT_FN float log_f(float x) { return ::logf(x); }
 KT_ELEMENT_FN float log2_f(float x) { return ::log2f(x); }
 KT_ELEMENT_FN float sqrt_f(float x) { return ::sqrtf(x); }
-KT_ELEMENT_FN float sin_f(float x) { return ::sinf(x); }
-KT_ELEMENT_FN float cos_f(float x) { return ::cosf(x); }
+KT_ELEMENT_FN float sin_f(float x) { return sin_cos_f(x, false); }
+KT_ELEMENT_FN float cos_f(float x) { return sin_cos_f(x, true); }
 KT_ELEMENT_FN float tanh_f(float x) { return ::tanhf(x); }
 KT_ELEMENT_FN float pow_f(float x, float y) { return ::powf(x, y); }
 KT_ELEMENT_FN float abs_f(float x) { return ::fabsf(x); }
