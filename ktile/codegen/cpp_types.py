@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type,
                                    IndexType, IntegerType)
@@ -47,8 +48,10 @@ def scalar_type(attr: Attribute) -> str:
     return spelled
 
 
+@lru_cache(maxsize=4096)
 def cpp_type(attr: Attribute) -> str:
-    """The C++ type of a value of IR type `attr`."""
+    """The C++ type of a value of IR type `attr` (types are immutable values: each is spelled
+    once per process)."""
     if isinstance(attr, RegTileType):
         return (f"kt::rt<{element_type(attr.element)}, {attr.rows.data}, {attr.cols.data}, "
                 f"kt::{attr.layout.data}, kt::frag_{attr.fragment.data}>")

@@ -7,6 +7,7 @@ lowerings lives in `lowering.py`; this module only dispatches through it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
@@ -69,7 +70,7 @@ class Emitter:
         something different in each structured op); returns the terminator."""
         terminator = None
         for op in block.ops:
-            if op.has_trait(IsTerminator):
+            if is_terminator(type(op)):
                 terminator = op
                 continue
             self.lower(op)
@@ -80,6 +81,12 @@ class Emitter:
         if lowering is None:
             raise missing_lowering(op, self.target)
         lowering(self, op)
+
+
+@lru_cache(maxsize=None)
+def is_terminator(cls: type[Operation]) -> bool:
+    """Whether ops of `cls` end their block: a fact of the class, asked of every op."""
+    return cls.has_trait(IsTerminator)
 
 
 def missing_lowering(op: Operation, target: Target, what: str = "") -> InternalError:
