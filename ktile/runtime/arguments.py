@@ -159,7 +159,10 @@ def _check_dense(kernel, param, value) -> None:
 
 
 def check_coindexed(kernel, trace, arguments: list[Argument]) -> None:
-    """Tensors the kernel reads and writes at the same tile coordinates must agree in shape."""
+    """Tensors the kernel reads and writes at the same tile coordinates must agree in shape,
+    and no written tensor has batches or depths its stores can never reach
+    (`check_planes_written`)."""
+    check_planes_written(kernel, trace, arguments)
     for group in trace.coindexed:
         first = arguments[group[0]]
         for k in group[1:]:
@@ -169,6 +172,73 @@ def check_coindexed(kernel, trace, arguments: list[Argument]) -> None:
                     f"parameters '{first.name}' {first.shape} and '{other.name}' {other.shape} "
                     f"are used at the same tile coordinates but differ in shape",
                     kernel=kernel.name, hint="pass tensors of the same shape")
+
+
+# ---- batches and depths no store reaches ----------------------------------------------------
+
+PLANE_DIMS = {0: "batch", 1: "depth"}
+_PLANES: dict[int, tuple[object, dict]] = {}   # id(trace) → (trace, {(param, dim): indices})
+
+
+def check_planes_written(kernel, trace, arguments: list[Argument]) -> None:
+    """A written tensor whose every store names its batch (or depth) by a constant is written
+    only at those batches (depths); a call whose tensor has another would leave it silently
+    unwritten: the seed's `add`, gridded over batch at depth 0, on a 3-D `(D, R, C)` tensor
+    with D > 1. A store at a computed index (a block index, a loop counter) may reach any, so
+    such a tensor is not judged: the check refuses only what certainly stays unwritten."""
+    for (w, dim), written in _constant_planes(trace).items():
+        arg = arguments[w]
+        extent = arg.shape[dim]
+        missing = next((i for i in range(extent) if i not in written), None)
+        if missing is not None:
+            raise _unwritten_plane(kernel, arg, PLANE_DIMS[dim], extent, sorted(written), missing)
+
+
+def _unwritten_plane(kernel, arg: Argument, what: str, extent: int, written: list[int],
+                     missing: int) -> InputError:
+    at = f"{what} {written[0]}" if len(written) == 1 else f"{what}s {written}"
+    cover = ("give the grid p.{n}.depth blocks along an axis and index depth with that block "
+             "index (hk.tile_coord(b, hk.arch.block_idx.z, r, c)), or pass the depths as "
+             "batches ({n}.reshape(D, 1, R, C)) to a kernel that covers batch" if what == "depth"
+             else "give the grid p.{n}.batch blocks along an axis and index batch with that "
+                  "block index (hk.tile_coord(hk.arch.block_idx.z, d, r, c))").format(n=arg.name)
+    return InputError(f"parameter '{arg.name}' has {what} {extent} (its (batch, depth, rows, "
+                      f"cols) is {arg.shape}), but every store of the kernel writes it at {at}, "
+                      f"so {what} {missing} would silently stay unwritten",
+                      kernel=kernel.name, hint=f"{cover}; or, if one {what} is all it computes, "
+                                               f"require it: requires=[(lambda p: p.{arg.name}."
+                                               f"{what} == 1, ...)] and pass {what} 1")
+
+
+def _constant_planes(trace) -> dict[tuple[int, int], frozenset[int]]:
+    """(written parameter, dim) → the constant indices its stores name along that dim, for
+    the dims (batch, depth) along which every store of the parameter names a constant."""
+    found = _PLANES.get(id(trace))
+    if found is None or found[0] is not trace:
+        found = _PLANES[id(trace)] = (trace, _planes_of(trace))
+    return found[1]
+
+
+def _planes_of(trace) -> dict[tuple[int, int], frozenset[int]]:
+    from ..ir.ops import ScatterOp, StoreOp, constant_int
+    from ..ir.query import kernel_func
+    fn = kernel_func(trace.module)
+    params = list(fn.body.block.args)
+    indices: dict[tuple[int, int], set[int] | None] = {}
+    for op in fn.walk():
+        if isinstance(op, StoreOp):
+            dst, planes = op.dst, (op.coords[0], op.coords[1])
+        elif isinstance(op, ScatterOp):
+            dst, planes = op.dst, (op.batch, op.depth)
+        else:
+            continue
+        if dst not in params:   # a global reached otherwise: its writes are not all known
+            return {}
+        w = params.index(dst)
+        for dim, value in zip(PLANE_DIMS, planes):
+            known, index = indices.get((w, dim), set()), constant_int(value)
+            indices[(w, dim)] = None if known is None or index is None else known | {index}
+    return {key: frozenset(found) for key, found in indices.items() if found is not None}
 
 
 class _Shape:

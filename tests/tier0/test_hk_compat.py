@@ -350,9 +350,9 @@ def _e5m2(x: hk.Tensor[hk.fp32]):
 
 
 @hk.kernel(grid=(1, 1, 1))
-def _stack_device_index(x: hk.Tensor[hk.fp32]):
-    s = hk.lds.alloc(hk.ST(hk.fp32, 16, 64), count=2)
-    x.tile[0, 0] = s[hk.arch.block_idx.x].load(hk.RT(hk.fp32, 16, 64))  # <- here
+def _stack_index_outside(x: hk.Tensor[hk.fp32]):
+    s = hk.lds.alloc(hk.ST(hk.fp32, 16, 64), count=2)   # a device index picks on the device
+    x.tile[0, 0] = s[2].load(hk.RT(hk.fp32, 16, 64))  # <- here
 
 
 @pytest.mark.parametrize("kernel,words", [
@@ -361,7 +361,7 @@ def _stack_device_index(x: hk.Tensor[hk.fp32]):
     (_cross_warp_count, ("cross_warp over 4 warps", "warps=2")),
     (_into_wrong_type, ("into=", "result")),
     (_e5m2, ("fp8e5m2", "fp8e4m3")),
-    (_stack_device_index, ("Python int", "stack")),
+    (_stack_index_outside, ("stack index 2", "outside its 2 buffers")),
 ], ids=lambda v: getattr(getattr(v, "fn", None), "__name__", None))
 def test_hk_spelling_refused_at_its_line(kernel, words):
     points_at(refused(_traced(kernel), *words), kernel)

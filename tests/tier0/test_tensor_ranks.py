@@ -67,6 +67,45 @@ def test_add_on_numpy_arrays_of_every_rank(shape):
     assert np.array_equal(o, torch.from_numpy(a).add(torch.from_numpy(b)).numpy())
 
 
+def test_depths_the_seed_add_never_writes_are_refused_not_left_unwritten():
+    """The seed's grid covers batch and its stores name depth 0: a (D, R, C) tensor with
+    D > 1 would be computed at depth 0 only. A kernel that covers depth runs it."""
+    a, b = bf16((3, 37, 100), 1), bf16((3, 37, 100), 2)
+    o = torch.full((3, 37, 100), SENTINEL, dtype=torch.bfloat16)
+    with pytest.raises(InputError, match=r"'o' has depth 3 .*writes it at depth 0, so depth 1 "
+                                         r"would silently stay unwritten"):
+        add(a, b, o)
+    assert (o == SENTINEL).all()
+    add_depths(a, b, o)
+    assert torch.equal(o, (a.float() + b.float()).to(torch.bfloat16))
+    o.fill_(SENTINEL)
+    add(a.reshape(3, 1, 37, 100), b.reshape(3, 1, 37, 100), o.view(3, 1, 37, 100))  # batches
+    assert torch.equal(o, (a.float() + b.float()).to(torch.bfloat16))
+
+
+@hk.kernel(grid=lambda p: (1, 1, 1))
+def two_depths(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    for d in range(2):   # unrolled: stores at depths 0 and 1, both constants
+        o[0, d, 0, 0] = x[0, d, 0, 0].load(hk.RT(hk.fp32, 16, 16))
+
+
+@hk.kernel(grid=lambda p: (1, 1, 1))
+def every_depth(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    for d in hk.range(x.depth):   # a device loop: its store may reach any depth
+        o[0, d, 0, 0] = x[0, d, 0, 0].load(hk.RT(hk.fp32, 16, 16))
+
+
+def test_only_depths_no_store_can_reach_are_refused():
+    x, o = f32((3, 16, 16), 1), np.zeros((3, 16, 16), np.float32)
+    every_depth(x, o)
+    np.testing.assert_array_equal(o, x)
+    o2 = np.zeros_like(x[:2])
+    two_depths(x[:2], o2)
+    np.testing.assert_array_equal(o2, x[:2])
+    with pytest.raises(InputError, match=r"writes it at depths \[0, 1\], so depth 2"):
+        two_depths(x, np.zeros_like(x))
+
+
 def test_a_one_dimensional_tensor_is_one_row():
     seen = []
     kernel = hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch),
@@ -308,17 +347,25 @@ def launches(monkeypatch):
     return log
 
 
-@pytest.mark.parametrize("shape, padded, strides", [
-    ((100,), (1, 1, 1, 100), (1, 1, 1, 1)),
-    ((37, 100), (1, 1, 37, 100), (1, 1, 100, 1)),
-    ((3, 37, 100), (1, 3, 37, 100), (1, 3700, 100, 1)),
-])
-def test_the_gpu_call_passes_the_padded_extents(launches, shape, padded, strides):
-    call = gpu.GpuCall(add, None, {})
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.depth))
+def add_depths(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    """The seed's add gridded over depth, as a 3-D (D, R, C) tensor needs."""
+    idx = hk.tile_coord(0, hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x)
+    t = hk.RT(hk.bf16, 16, 64)
+    o[idx] = a[idx].load(t) + b[idx].load(t)
+
+
+@pytest.mark.parametrize("kernel, shape, padded, strides", [
+    (add, (100,), (1, 1, 1, 100), (1, 1, 1, 1)),
+    (add, (37, 100), (1, 1, 37, 100), (1, 1, 100, 1)),
+    (add_depths, (3, 37, 100), (1, 3, 37, 100), (1, 3700, 100, 1)),
+], ids=["1d", "2d", "3d"])
+def test_the_gpu_call_passes_the_padded_extents(launches, kernel, shape, padded, strides):
+    call = gpu.GpuCall(kernel, None, {})
     a, b, o = (torch.zeros(shape, dtype=torch.bfloat16) for _ in range(3))
     call.fast((a, b, o))
     grid, structs = launches[-1]
-    assert grid == (2, 1 if len(shape) == 1 else 3, 1)
+    assert grid == (2, 1 if len(shape) == 1 else 3, padded[1])
     assert structs[2][8:] == struct.pack("<8q", *padded, *strides)
     fast = call.fast
     call.fast(tuple(torch.zeros(shape, dtype=torch.bfloat16) for _ in range(3)))
