@@ -128,6 +128,8 @@ FUNCTIONS: tuple[Function, ...] = (
              integer=lambda np, x: np.maximum(x, 0), hk="relu", spelled="hk.relu(x)"),
     _float_unary("exp", lambda np, x: np.exp(x)),
     _float_unary("exp2", lambda np, x: np.exp2(x)),
+    _float_unary("expm1", lambda np, x:   # in double, rounded once, as the headers
+                 np.expm1(np.asarray(x, np.float64)).astype(np.result_type(x))[()]),
     _float_unary("log", lambda np, x: np.log(x)),
     _float_unary("log2", lambda np, x: np.log2(x)),
     _float_unary("sqrt", lambda np, x: np.sqrt(x)),

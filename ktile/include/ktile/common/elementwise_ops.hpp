@@ -41,6 +41,7 @@ KT_ELEMENT_FN float sigmoid_f(float x) { return 1.0f / (1.0f + math::exp_f(-x));
 #define KT_FLOAT_UNARY_FUNCTIONS(X)                                                          \
   X(exp, math::exp_f(x))                                                                     \
   X(exp2, math::exp2_f(x))                                                                   \
+  X(expm1, static_cast<float>(math::expm1_d(x))) /* in double, rounded once */               \
   X(log, math::log_f(x))                                                                     \
   X(log2, math::log2_f(x))                                                                   \
   X(sqrt, math::sqrt_f(x))                                                                   \
