@@ -4,6 +4,8 @@
 Integer semantics follow arith: `divsi`/`remsi` truncate as C++ `/` and `%` do; `floordivsi`
 and `ceildivsi` round as their names say, which C++ operators do not, so they call
 `kt::floordiv` / `kt::ceildiv`. Float `maximumf`/`minimumf` propagate NaN (`kt::maximum`).
+`fptosi` converts as a tile's `.to(int)` does (truncate, saturate, NaN -> 0), never as a bare
+`static_cast`, which is undefined for NaN and out-of-range values.
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ _INT_MINMAX = {arith.MaxSIOp: ">", arith.MinSIOp: "<"}
 # as C++ `!=` is
 _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 _CMPF = {"oeq": "==", "une": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
-_CASTS = (arith.IndexCastOp, arith.SIToFPOp, arith.ExtSIOp, arith.TruncIOp, arith.FPToSIOp,
-          arith.ExtFOp, arith.TruncFOp)
+_CASTS = (arith.IndexCastOp, arith.SIToFPOp, arith.ExtSIOp, arith.TruncIOp, arith.ExtFOp,
+          arith.TruncFOp)
+_CPP_FLOATS = ("float", "double")   # C++'s own floats: float_to_int takes them as they are
 _BLOCK_IDX = ("kt::block_idx_x()", "kt::block_idx_y()", "kt::block_idx_z()")
 _EXTENTS = ("batch", "depth", "rows", "cols")
 
@@ -81,6 +84,16 @@ def lower_cast(e: Emitter, op) -> None:
     e.define_by_value(op, op.result, f"static_cast<{target_type}>({e.name(op.input)})")
 
 
+def lower_fptosi(e: Emitter, op: arith.FPToSIOp) -> None:
+    """float -> int through kt::detail::float_to_int (ktile/common/conversions.hpp), the one
+    definition tiles convert with too; a 16-bit float widens exactly to float first."""
+    x = e.name(op.input)
+    if cpp_type(op.input.type) not in _CPP_FLOATS:
+        x = f"kt::detail::as_float({x})"
+    e.define_by_value(op, op.result,
+                      f"kt::detail::float_to_int<{cpp_type(op.result.type)}>({x})")
+
+
 def lower_block_idx(e: Emitter, op: kt.BlockIdxOp) -> None:
     e.define_by_value(op, op.result, _BLOCK_IDX[op.prop_int("dim")])
 
@@ -102,6 +115,7 @@ SCALAR_LOWERINGS = {
     arith.CmpfOp: lower_cmpf,
     arith.SelectOp: lower_select,
     **{cls: lower_cast for cls in _CASTS},
+    arith.FPToSIOp: lower_fptosi,
     kt.BlockIdxOp: lower_block_idx,
     kt.WarpIdOp: lower_warp_id,
     kt.ExtentOp: lower_extent,

@@ -235,3 +235,43 @@ def test_sin_and_cos_are_nan_from_7e15_on_and_rounded_once_below():
         assert np.array_equal(got[:5], want)
         assert np.signbit(got[1]) == (k == 0)   # sin(-0) is -0, cos(-0) is 1
         assert not np.isnan(got[5]) and np.isnan(got[6:]).all()
+
+
+# ---- a scalar float -> int (arith.fptosi) converts as tiles do -------------------------------
+
+FPTOSI_IR = """builtin.module attributes {kt.target = "TARGET"} {
+  func.func @k__grid(%0: !kt.global<i32>) -> (index, index, index) attributes {kt.grid = "k"} {
+    %1 = arith.constant 1 : index
+    func.return %1, %1, %1 : index, index, index
+  }
+  func.func @k(%0: !kt.global<i32>, %1: SOURCE) attributes {kt.kernel = "k", kt.warps = 1 : i64} {
+    %2 = arith.fptosi %1 : SOURCE to RESULT
+    %3 = "kt.fill"() <{value = 0.000000e+00 : f64}> : () -> !kt.rt<16x16xRESULT, row>
+    %4 = "kt.binary"(%3, %2) <{fn = "add"}> : (!kt.rt<16x16xRESULT, row>, RESULT) -> !kt.rt<16x16xRESULT, row>
+    %5 = arith.constant 0 : index
+    %6 = "kt.cast"(%4) : (!kt.rt<16x16xRESULT, row>) -> !kt.rt<16x16xi32, row>
+    "kt.store"(%0, %5, %5, %5, %5, %6) : (!kt.global<i32>, index, index, index, index, !kt.rt<16x16xi32, row>) -> ()
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["gfx1100", "sm_90a"])
+@pytest.mark.parametrize("source, result, cpp", [
+    ("f32", "i32", "kt::detail::float_to_int<int32_t>(v1)"),
+    ("f32", "i8", "kt::detail::float_to_int<int8_t>(v1)"),
+    ("f64", "i32", "kt::detail::float_to_int<int32_t>(v1)"),
+    ("bf16", "i32", "kt::detail::float_to_int<int32_t>(kt::detail::as_float(v1))")])
+def test_a_scalar_fptosi_saturates_through_the_tiles_conversion(tmp_path, capsys, target, source,
+                                                                result, cpp):
+    """Hand-written IR: a bare static_cast would be undefined for NaN and out-of-range values;
+    the scalar takes conversions.hpp's float_to_int, the one definition tiles convert with."""
+    from ktile.tools.translate import main
+    path = tmp_path / "fptosi.mlir"
+    path.write_text(FPTOSI_IR.replace("TARGET", target).replace("SOURCE", source)
+                    .replace("RESULT", result))
+    assert main([str(path)]) == 0
+    text = capsys.readouterr().out
+    assert f" v2 = {cpp};" in text
+    assert "static_cast" not in text.split(" v2 = ", 1)[1].split("\n", 1)[0]
