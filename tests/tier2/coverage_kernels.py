@@ -2,7 +2,8 @@
 interpreter (test_emulated_coverage.py): row <-> col layout changes and col tiles through global
 and shared memory, every elementwise function and conversion, row / col / block reductions, all
 four MMA variants in bf16, fp16, int8 and fp8, an accumulator cast to an operand, shared vectors,
-and gather / scatter of col tiles."""
+and gather / scatter of col tiles; and a kernel generated from the elementwise functions' table
+that applies every unary function a kernel names to special values (every_function)."""
 import ktile as hk
 
 
@@ -115,3 +116,32 @@ def gathered_rows(x: hk.Tensor[hk.bf16], idx: hk.Tensor[hk.i32], o: hk.Tensor[hk
     u = hk.gather(x, rows, hk.RT(hk.bf16, 32, 32), col=0)
     hk.scatter(o, rows, t, col=0)
     hk.scatter(o, rows, (u.to(hk.fp32) + 1.0).to(hk.bf16), col=1)
+
+
+# ---- every unary function of the table, generated from it -----------------------------------
+# A new row of ktile/ir/elementwise.py is emulated here with no edit: the kernel is written from
+# the table (ktile reads a kernel's source, so it is written to a file and imported).
+
+def every_function_source(rows) -> str:
+    """A kernel storing f(a) at row tile k of `o` (fp32) and `ob` (bf16) for the k-th row."""
+    lines = ["import ktile as hk", "", "",
+             "@hk.kernel(grid=lambda p: (1, 1, 1))",
+             "def every_function(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32],",
+             "                   ob: hk.Tensor[hk.bf16]):",
+             "    a = x[hk.tile_coord(0, 0, 0, 0)].load(hk.RT(hk.fp32, 16, 32))",
+             "    b = a.to(hk.bf16)"]
+    for k, row in enumerate(rows):
+        lines.append(f"    o[hk.tile_coord(0, 0, {k}, 0)] = hk.{row.hk}(a)")
+        lines.append(f"    ob[hk.tile_coord(0, 0, {k}, 0)] = b.{row.hk}()")
+    return "\n".join(lines) + "\n"
+
+
+def every_function(folder, rows):
+    """The generated kernel, written to `folder` and imported."""
+    import importlib.util
+    path = folder / "every_function.py"
+    path.write_text(every_function_source(rows))
+    spec = importlib.util.spec_from_file_location("every_function", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_function

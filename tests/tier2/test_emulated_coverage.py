@@ -1,7 +1,9 @@
 """What the examples do not reach (coverage_kernels.py), under wave emulation of all four AMD
 families, agrees with the interpreter: bit for bit where the interpreter is exact (layout changes,
 shared tiles and vectors, gather / scatter), within fp32 rounding and accumulation order
-elsewhere (transcendentals, reductions, MMAs)."""
+elsewhere (transcendentals, reductions, MMAs). Every unary function of the elementwise table, from
+a kernel generated from it, on special values on gfx1100 and gfx950: bit for bit for the
+roundings, abs and relu, within an ulp or two for the rest."""
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ import torch
 import coverage_kernels as kernels
 from ktile import targets
 from ktile.emulate import emulate
+from ktile.ir import elementwise
 
 pytestmark = pytest.mark.tier2
 
@@ -76,3 +79,67 @@ def test_coverage_kernel_agrees_with_the_interpreter(target, name):
     for index, (g, w) in enumerate(zip(got, want)):
         difference = _relative_difference(g, w)
         assert difference <= tolerance, f"{name} argument {index} on {target}: {difference:.3g}"
+
+
+# ---- every unary function of the table, on special values ------------------------------------
+# round ties (half to even), values either side of .5, negatives, -0, subnormals, floats already
+# integral (|x| >= 2^23), large magnitudes, inf and NaN; then random values at three scales.
+
+SPECIAL = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 3.7, -3.7, 8388607.5,
+           8388609.0, -16777216.0, 123456.5, -123457.5, 1e30, -1e30, 1e-40, -1e-40, 0.0, -0.0,
+           1e-8, -1e-8, 1.0, -1.0, 88.0, -88.0, 100.0, -100.0, 6.9e15, 7e15, 1e20,
+           float("inf"), float("-inf"), float("nan")]
+UNARY_NAMED = [f for f in elementwise.UNARY if f.hk is not None]
+# functions every target computes exactly (the interpreter's numpy gives the IEEE result too)
+EXACT = ("abs", "relu", "round", "floor", "ceil", "trunc")
+# the others: within this many ulps of the interpreter's (each side is within about an ulp of
+# the correctly rounded result)
+ULPS = {"fp32": 2, "bf16": 1}
+
+
+def _function_inputs() -> torch.Tensor:
+    rng = np.random.default_rng(11)
+    random = np.concatenate([rng.standard_normal(160) * scale for scale in (0.3, 4.0, 60.0)])
+    x = np.concatenate([np.array(SPECIAL), random])[:16 * 32].astype(np.float32)
+    return torch.from_numpy(x.reshape(1, 1, 16, 32).copy())
+
+
+def _ulps_apart(got: np.ndarray, want: np.ndarray, dtype) -> np.ndarray:
+    """|got - want| in ulps of `dtype` at want; 0 where both are NaN or the same infinity."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    same = (np.isnan(g) & np.isnan(w)) | (g == w)
+    spacing = np.spacing(np.abs(w).astype(np.float32)).astype(np.float64)
+    if dtype == "bf16":
+        spacing = spacing * 2.0 ** 16
+    with np.errstate(invalid="ignore"):
+        apart = np.abs(g - w) / spacing
+    return np.where(same, 0.0, np.nan_to_num(apart, nan=np.inf))
+
+
+@pytest.fixture(scope="module")
+def every_function(tmp_path_factory):
+    return kernels.every_function(tmp_path_factory.mktemp("every_function"), UNARY_NAMED)
+
+
+@pytest.mark.parametrize("target", ["gfx1100", "gfx950"])
+def test_every_table_function_agrees_with_the_interpreter(every_function, target):
+    rows = len(UNARY_NAMED) * 16
+    tensors = [_function_inputs(), _zeros(rows, 32), _zeros(rows, 32, torch.bfloat16)]
+    want = [t.clone() for t in tensors]
+    every_function.interpret(*want, target=target)
+    got = [t.clone() for t in tensors]
+    emulate(every_function, *got, target=target)
+    for k, row in enumerate(UNARY_NAMED):
+        for dtype, index in (("fp32", 1), ("bf16", 2)):
+            g = got[index][0, 0, 16 * k:16 * k + 16].float().numpy()
+            w = want[index][0, 0, 16 * k:16 * k + 16].float().numpy()
+            limit = 0 if row.name in EXACT else ULPS[dtype]
+            apart = _ulps_apart(g, w, dtype)
+            worst = np.unravel_index(np.argmax(apart), apart.shape)
+            x = tensors[0][0, 0][worst].item()
+            assert apart.max() <= limit, (f"{row.hk}({x!r}) in {dtype} on {target}: "
+                                          f"{g[worst]!r}, the interpreter {w[worst]!r}")
+            numbers = ~np.isnan(w)   # a NaN's sign means nothing
+            if row.name in EXACT:
+                assert np.array_equal(np.signbit(g[numbers]), np.signbit(w[numbers])), \
+                    f"{row.hk}: the sign of a zero in {dtype} on {target}"
