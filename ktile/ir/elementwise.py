@@ -5,7 +5,7 @@ A row holds the function's name (the ops' `fn` property), its arity, its dtype r
 computes (numpy semantics, which the interpreter runs and Python constants fold with), the
 C++ header function it lowers to, and how a kernel author writes it. Everything else is
 derived from this table: `hk.<name>` and `hk.math.<name>` (ktile.lang.elementwise), the
-dialect's name lists and the verifiers' rules (ktile.ir.ops), the interpreter's functions
+`t.<name>()` methods of tiles and vectors (ktile.lang.hk_methods), the dialect's name lists and the verifiers' rules (ktile.ir.ops), the interpreter's functions
 (ktile.interpret.ops_elementwise) and the translation's names (ktile.codegen.lower_compute).
 The C++ side keeps one line per row in ktile/include/ktile/common/elementwise_ops.hpp; a
 test checks that the two lists agree.
@@ -15,7 +15,8 @@ Semantics are written against the numpy module passed in (`np`), so that reading
 float32 array or scalar and rounds the result to the result's dtype; integer math gets int64.
 
 Adding a function: a row here, a line in common/elementwise_ops.hpp (and a math shim line
-per vendor only if it needs an intrinsic the shims lack), and its entry in docs/language.md.
+per vendor only if it needs an intrinsic the shims lack), and its line in docs/language.md's
+function table, which also documents its C++ name (hk.expm1 was added so: three files).
 """
 from __future__ import annotations
 
