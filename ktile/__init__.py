@@ -38,20 +38,46 @@ _LAZY = {name: "ktile.lang.builtins" for name in (
     *_elementwise.BY_HK_NAME, "where", "cast", "row_sum", "row_max", "row_min",
     "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
     "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
-    "arch", "math", "group", "lds")}
+    "arch", "math", "group", "lds",
+    # hk-dsl's spellings (ktile/lang/hk_compat.py; docs/hk-compat.md)
+    "collective", "col_vec", "row_vec", "broadcast_row", "broadcast_col", "coord", "if_",
+    "scope", "uniform", "max", "min")}
+_LAZY.update({name: "ktile.lang.hk_compat" for name in (
+    "View", "Group", "Int", "Bool", "Tile", "Vec", "Global", "SharedTile", "SharedVec", "Coord")})
 _LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret",
               "torch_op": "ktile.runtime.torch_op"})
 
 
-def range(*args):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop
+def range(*args, unroll: int = 1):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop
     """`for i in hk.range(n)`: always a runtime loop, even over Python ints (the rewrite
-    handles it; called outside a kernel it is Python's range)."""
+    handles it; called outside a kernel it is Python's range). hk-dsl's `unroll=` is accepted
+    as a hint: the C++ compiler chooses the unrolling."""
     import builtins
     return builtins.range(*args)
 
 
+def range_constexpr(*args):
+    """hk-dsl's loop unrolled while tracing: its bounds must be Python ints."""
+    import builtins
+    if not all(isinstance(a, int) for a in args):
+        from .lang.tracer import error
+        raise error("hk.range_constexpr bounds must be Python ints (it unrolls while tracing)",
+                    hint="use range(...) or hk.range(...) for a loop over device values")
+    return builtins.range(*args)
+
+
+fp8e4m3 = fp8  # hk-dsl's name for OCP E4M3 (ktile's fp8); DType, the class of every dtype
+TracedKernel = KernelTrace
+from .dtypes import DType  # noqa: E402
+DTYPES = {d.name: d for d in (bf16, fp16, fp32, i32, i8, fp8)} | {"fp8e4m3": fp8}
+
+
 def __getattr__(name: str):
     module = _LAZY.get(name)
+    if name == "fp8e5m2":
+        from .lang.tracer import error
+        raise error("ktile has no fp8e5m2 (OCP E5M2) element type",
+                    hint="use hk.fp8e4m3 (ktile's hk.fp8), or bf16")
     if module is None:
         if name.startswith("__"):  # Python's own probes (__path__, __wrapped__): a plain miss
             raise AttributeError(f"module 'ktile' has no attribute {name!r}")

@@ -150,11 +150,18 @@ class Global(Value):
         """`g.tile[r, c]`: a tile coordinate of 1 to 4 parts (hk-dsl's spelling of `g[r, c]`)."""
         return TileIndexer(self)
 
+    @property
+    def at(self):
+        """`g.at[r, c]`: hk-dsl's view at an element coordinate of 1 to 4 parts."""
+        from .hk_compat import ElementIndexer
+        return ElementIndexer(self)
+
     def __getitem__(self, idx) -> "GlobalView":
-        return GlobalView(self, to_coord(idx))
+        from .hk_compat import View  # takes hk's into=/bounded= too; no conversion here
+        return View(self, to_coord(idx), converts=False)
 
     def __setitem__(self, idx, value) -> None:
-        GlobalView(self, to_coord(idx)).store(value)
+        self[idx].store(value)
 
     def __iter__(self):
         raise tracer.error(f"global '{self.name}' cannot be iterated",
@@ -228,10 +235,11 @@ class TileIndexer:
         self.g = g
 
     def __getitem__(self, idx) -> GlobalView:
-        return GlobalView(self.g, to_coord(idx))
+        from .hk_compat import View  # hk's view: converting loads, into=, bounded=
+        return View(self.g, to_coord(idx))
 
     def __setitem__(self, idx, value) -> None:
-        GlobalView(self.g, to_coord(idx)).store(value)
+        self[idx].store(value)
 
 
 def record_coindexing(g: Global, coord: Coord, desc) -> None:
