@@ -20,7 +20,7 @@ import textwrap
 from typing import Callable
 
 from ..errors import KernelError, SourceLoc
-from .subscripts import SubscriptRewriter
+from .subscripts import SubscriptRewriter, reads_subscripts
 
 _counter = itertools.count(1)
 
@@ -262,8 +262,10 @@ def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
     # under its own name the function would be a local of the wrapper below, and a call of
     # that name in its body (an @hk.func calling itself) would bypass the decorator
     fdef.name = f"__kt_rewritten_{fdef.name}"
+    body_source = "".join(lines[fdef.body[0].lineno - first:])
     fdef = ControlFlowRewriter(filename).visit(fdef)
-    fdef = SubscriptRewriter().visit(fdef)  # bufs[k % 2]: a list of shared tiles, device index
+    if reads_subscripts(body_source):   # bufs[k % 2]: a list of shared tiles, device index
+        fdef = SubscriptRewriter().visit(fdef)
     tree.body = [_closure_wrapper(fn, fdef)]
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec")

@@ -35,11 +35,22 @@ class SubscriptRewriter(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript):
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load) or _has_slice(node.slice):
+        # a tuple or a literal is never a device integer: `g[0, r]` keeps Python's own subscript
+        if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, _NEVER_DEVICE) \
+                or _has_slice(node.slice):
             return node
         call = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()),
                         args=[node.value, node.slice], keywords=[])
         return ast.copy_location(call, node)
+
+
+_NEVER_DEVICE = (ast.Tuple, ast.Constant, ast.Slice)
+
+
+def reads_subscripts(body_source: str) -> bool:
+    """Whether a kernel body's source may read a subscript: without a `[` there is nothing to
+    rewrite, and the rewrite skips its walk of the tree."""
+    return "[" in body_source
 
 
 def _has_slice(index: ast.expr) -> bool:

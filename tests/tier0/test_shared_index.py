@@ -18,7 +18,7 @@ from ktile.interpret import run_module
 from ktile.ir import ops as kt
 from ktile.ir.printing import module_text, parse_module
 from ktile.lang.shared_ops import select_shared as pick
-from ktile.lang.subscripts import HELPER, SubscriptRewriter, subscript
+from ktile.lang.subscripts import HELPER, SubscriptRewriter, reads_subscripts, subscript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import shared_index_kernels as K  # noqa: E402
@@ -288,8 +288,17 @@ def test_device_picks_through_hk_spellings(select):
     np.testing.assert_array_equal(o, a)
 
 
+def test_the_rewrite_leaves_subscripts_no_device_integer_can_index():
+    """A tuple or a literal index is never a device integer: `g[0, r]`, `xs[1]` stay Python's
+    subscripts (no call per read while tracing); a body without `[` skips the walk."""
+    text = ast.unparse(SubscriptRewriter().visit(ast.parse("x = g[0, r]\ny = xs[1]\nz = c[i]")))
+    assert "x = g[0, r]" in text and "y = xs[1]" in text and f"z = {HELPER}(c, i)" in text
+    assert not reads_subscripts("    t = a.load(hk.RT(hk.fp32, 16, 16))\n")
+    assert reads_subscripts("    t = bufs[k % 2]\n")
+
+
 def test_the_rewrite_leaves_parameter_annotations_and_defaults_alone():
-    tree = ast.parse("def k(a: hk.Tensor[hk.bf16], *, n: T[0] = d[1]):\n    return a[0]")
+    tree = ast.parse("def k(a: hk.Tensor[hk.bf16], *, n: T[i] = d[i]):\n    return a[i]")
     text = ast.unparse(SubscriptRewriter().visit(tree))
-    assert "a: hk.Tensor[hk.bf16]" in text and "n: T[0]=d[1]" in text.replace(" = ", "=")
-    assert f"return {HELPER}(a, 0)" in text
+    assert "a: hk.Tensor[hk.bf16]" in text and "n: T[i]=d[i]" in text.replace(" = ", "=")
+    assert f"return {HELPER}(a, i)" in text
