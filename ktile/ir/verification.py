@@ -24,11 +24,15 @@ path in `query.verify_module`, so diagnostics are the same as a full `module.ver
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter
 
-from xdsl.ir import Attribute, Block, ErasedSSAValue, Operation, SSAValue
+from xdsl.dialects.arith import ConstantOp
+from xdsl.ir import Attribute, Block, ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.irdl.constraints import (AnyAttr, AnyOf, AnyRange, AttrConstraint, BaseAttr,
                                    EqIntConstraint, RangeLengthConstraint,
                                    RangeOf, VarConstraint, VerificationContext)
@@ -434,78 +438,207 @@ def _may_be_empty(block: Block) -> bool:
 
 
 # ---- what a pass changed ----------------------------------------------------------------------
+#
+# A pass changes a verified module in three ways: it writes an op's properties or attributes
+# (lds-alloc's offsets, waits' counts), it retypes values (fragments), or, in principle, it adds,
+# removes, moves or rewires ops. The first is logged as it happens: while a ModuleState is
+# current, every op's two dicts are RecordedDicts that note the op on each write. The second
+# is a diff of one column of immutable types. The third is a comparison of pointer columns
+# (each op's block, neighbours, operands and regions; each block's and region's links), and
+# sends the whole module back to verification. No column copies a dict, and no step after
+# the first walks the module.
+
+class RecordedDict(dict):
+    """An op's properties or attributes that note the op in a change log on every write, so
+    that no pass can annotate an op without the log knowing."""
+    __slots__ = ("op", "log")   # set by `_record`; dict's own constructor is the fast one
+
+    def __setitem__(self, key, value) -> None:
+        self.log.append(self.op)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.log.append(self.op)
+        super().__delitem__(key)
+
+    def __ior__(self, other):
+        self.log.append(self.op)
+        return super().__ior__(other)
+
+    def pop(self, *args):
+        self.log.append(self.op)
+        return super().pop(*args)
+
+    def popitem(self):
+        self.log.append(self.op)
+        return super().popitem()
+
+    def setdefault(self, key, default=None):
+        self.log.append(self.op)
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs) -> None:
+        self.log.append(self.op)
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.log.append(self.op)
+        super().clear()
+
+
+# what verification reads of the module's shape; all are plain xDSL fields (no view objects)
+OP_PLACE = attrgetter("parent", "_prev_op", "_next_op", "_operands", "regions")
+BLOCK_PLACE = attrgetter("parent", "_first_op", "_last_op", "_next_block", "_args")
+REGION_PLACE = attrgetter("parent", "_first_block", "_last_block")
+VALUE_TYPE = attrgetter("_type")
+PROPERTIES, ATTRIBUTES = attrgetter("properties"), attrgetter("attributes")
+RESULTS, ARGUMENTS = attrgetter("results"), attrgetter("_args")
+
 
 class ModuleState:
-    """What verification reads of every op under a root, column by column: the ops in walk
-    order, each one's place (parent, previous op) and operands, the type of every value
-    (results, block arguments), and copies of every op's properties and attributes.
-    Attributes and types are immutable, so an unchanged column is the same objects, and two
-    states compare in C."""
+    """A module as verification last saw it: its ops, blocks and regions in walk order, where
+    each sits (`places`), the type of every value the ops define, and the log of ops whose
+    properties or attributes were written since (`log[mark:]`). Every op's two dicts are the
+    RecordedDicts of `dicts` while the state is current; `release` gives them back as dicts."""
 
     def __init__(self, root: Operation):
-        ops: list[Operation] = []
-        _collect(root, ops)
-        self.ops = ops
-        self.parents = [op.parent for op in ops]
-        self.previous = [op._prev_op for op in ops]  # noqa: SLF001 - no view objects
-        self.operands = [op._operands for op in ops]  # noqa: SLF001
-        self.values = [v for op in ops for v in _defined_by(op)]
-        self.types = [v.type for v in self.values]
-        self.properties = [op.properties.copy() for op in ops]
-        self.attributes = [op.attributes.copy() for op in ops]
+        self.root = root
+        self.ops, self.blocks, self.regions = _structure(root)
+        self.values = _defined_values(self.ops, self.blocks)
+        self.log: list[Operation] = []
+        self.mark = 0
+        self.dicts = _record(self.ops, self.log)
+        self.places = _places(self.ops, self.blocks, self.regions)
+        self.types = list(map(VALUE_TYPE, self.values))
+
+    def advanced(self) -> ModuleState:
+        """The module's state now: this state's walk again when no op was added, removed,
+        moved or rewired and no op's dicts were replaced; else a new walk."""
+        if not self.dicts_kept() or _places(self.ops, self.blocks, self.regions) != self.places:
+            return ModuleState(self.root)
+        after = object.__new__(ModuleState)
+        after.__dict__.update(self.__dict__)   # the same walk, log and places
+        after.mark = len(self.log)
+        after.types = list(map(VALUE_TYPE, self.values))
+        return after
+
+    def dicts_kept(self) -> bool:
+        """Whether every op still holds the RecordedDicts this state gave it."""
+        properties, attributes = self.dicts
+        return (all(map(operator.is_, map(PROPERTIES, self.ops), properties))
+                and all(map(operator.is_, map(ATTRIBUTES, self.ops), attributes)))
 
     def same_structure(self, other: ModuleState) -> bool:
-        return (self.ops == other.ops and self.parents == other.parents
-                and self.previous == other.previous and self.operands == other.operands
-                and self.values == other.values)
+        if self.places is other.places:   # one was advanced from the other, which compared them
+            return True
+        return (self.ops == other.ops and self.blocks == other.blocks
+                and self.regions == other.regions and self.places == other.places
+                and other.dicts_kept())
+
+    def written_before(self, later: ModuleState) -> list[Operation]:
+        """The ops whose properties or attributes were written between this state and
+        `later` (all writes logged since this state when `later` keeps another log)."""
+        end = later.mark if later.log is self.log else len(self.log)
+        return self.log[self.mark:end]
+
+    def release(self) -> None:
+        """Gives every op plain dicts again (the module leaves the pipeline)."""
+        for op in self.ops:
+            if type(op.properties) is RecordedDict:
+                op.properties = dict(op.properties)
+            if type(op.attributes) is RecordedDict:
+                op.attributes = dict(op.attributes)
 
 
-def _collect(op: Operation, out: list[Operation]) -> None:
-    """`op` and every op nested in it, in walk order (xDSL's walk, without its generators)."""
-    out.append(op)
+def _structure(root: Operation) -> tuple[list[Operation], list[Block], list[Region]]:
+    """Every op (`root` first), block and region under `root`, in walk order."""
+    ops: list[Operation] = []
+    blocks: list[Block] = []
+    regions: list[Region] = []
+    _collect(root, ops, blocks, regions)
+    return ops, blocks, regions
+
+
+def _collect(op: Operation, ops: list, blocks: list, regions: list) -> None:
+    """xDSL's walk without its generators."""
+    ops.append(op)
     for region in op.regions:
+        regions.append(region)
         for block in region.blocks:
+            blocks.append(block)
             inner = block.first_op
             while inner is not None:
-                _collect(inner, out)
+                _collect(inner, ops, blocks, regions)
                 inner = inner.next_op
 
 
-def _defined_by(op: Operation) -> list[SSAValue]:
-    """The values `op` defines: its results and its regions' block arguments."""
-    if not op.regions:
-        return list(op.results)
-    return [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+def _places(ops: list, blocks: list, regions: list) -> tuple[list, list, list]:
+    return (list(map(OP_PLACE, ops)), list(map(BLOCK_PLACE, blocks)),
+            list(map(REGION_PLACE, regions)))
+
+
+def _record(ops: list[Operation], log: list[Operation]) -> tuple[list, list]:
+    """Makes every op's properties and attributes RecordedDicts that write to `log` (an op
+    that has them already keeps them); returns them, op by op."""
+    properties = [_recorded(op, op.properties, log) for op in ops]
+    attributes = [_recorded(op, op.attributes, log) for op in ops]
+    for op, recorded_properties, recorded_attributes in zip(ops, properties, attributes):
+        op.properties, op.attributes = recorded_properties, recorded_attributes
+    return properties, attributes
+
+
+def _recorded(op: Operation, items: dict, log: list[Operation]) -> RecordedDict:
+    recorded = items if type(items) is RecordedDict else RecordedDict(items)
+    recorded.op, recorded.log = op, log
+    return recorded
+
+
+def _defined_values(ops: list[Operation], blocks: list[Block]) -> list[SSAValue]:
+    """Every value the module defines: the ops' results, then the blocks' arguments."""
+    return [*chain.from_iterable(map(RESULTS, ops)), *chain.from_iterable(map(ARGUMENTS, blocks))]
 
 
 def op_states(root: Operation) -> ModuleState:
+    """The module's state by a new walk; its ops' writes are logged from now on."""
     return ModuleState(root)
 
 
 def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | None:
-    """The ops whose verification may have changed between two states of a module: each op
-    whose value types, properties or attributes changed, the ops that read its values, and
-    the op whose region holds it (a region's owner checks what its blocks yield). None when
-    ops were added, removed, moved or rewired: then the whole module is to be verified."""
+    """The ops whose verification may have changed between two states of a module, None when
+    ops were added, removed, moved or rewired (then the whole module is to be verified):
+    - an op whose properties or attributes were written, and the op whose region holds it
+      (a symbol table checks its symbols' names); the readers of a constant too (a kt
+      verifier may read a constant operand's value: verifiers.constant_int);
+    - for a retyped value, the op that defines it (a block argument: the region's owner), the
+      ops that read it, and the op whose region holds each of these (a terminator's owner
+      checks what it yields)."""
     if not after.same_structure(before):
         return None
-    touched: dict[Operation, None] = {}
+    affected: dict[Operation, None] = {}
+    for op in before.written_before(after):
+        _affect(affected, op)
+        if type(op) in READ_BY_READERS:
+            for use in op.results[0].uses:
+                _affect(affected, use.operation)
     if after.types != before.types:
         for value, old, new in zip(after.values, before.types, after.types):
-            if old != new:
-                touched[_definer(value)] = None
-    for column in ("properties", "attributes"):
-        if getattr(after, column) != getattr(before, column):
-            for op, old, new in zip(after.ops, getattr(before, column), getattr(after, column)):
-                if old != new:
-                    touched[op] = None
-    affected = dict(touched)
-    for op in touched:
-        for value in _defined_by(op):
-            affected.update(dict.fromkeys(use.operation for use in value.uses))
-        if op.parent_op() is not None:
-            affected[op.parent_op()] = None
+            if old is not new and old != new:
+                _affect(affected, _definer(value))
+                for use in value.uses:
+                    _affect(affected, use.operation)
     return list(affected)
+
+
+# the ops whose properties another op's verifier reads (through its operand)
+READ_BY_READERS = frozenset((ConstantOp,))
+
+
+def _affect(affected: dict[Operation, None], op: Operation) -> None:
+    """`op` and the op whose region holds it are to be verified again."""
+    affected[op] = None
+    parent = op.parent_op()
+    if parent is not None:
+        affected[parent] = None
 
 
 def _definer(value: SSAValue) -> Operation:

@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 
 from ..errors import KernelWarning
 from ..ir.query import verify_module, verify_ops
-from ..ir.verification import changed_ops, op_states
+from ..ir.verification import ModuleState, changed_ops, op_states
 from ..targets.base import Target
 from .budgets import Budgets
 from .fragments import Fragments
@@ -47,23 +47,28 @@ def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
     if "kt.target" not in module.attributes:
         module.attributes["kt.target"] = StringAttr(target.name)
     ctx = shared_context()
-    states = op_states(module)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", KernelWarning)
-        for pass_class in PIPELINE:
-            pass_class().apply(ctx, module)
-            states = verify_pass_result(module, states)
+    state = op_states(module)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", KernelWarning)
+            for pass_class in PIPELINE:
+                pass_class().apply(ctx, module)
+                state = verify_pass_result(module, state)
+    finally:
+        state.release()
     for w in caught:
         if not issubclass(w.category, KernelWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return [str(w.message) for w in caught if issubclass(w.category, KernelWarning)]
 
 
-def verify_pass_result(module: ModuleOp, before: dict) -> dict:
-    """Verifies what a pass changed (the ops it retyped or annotated, their readers and their
-    region owners; the whole module when it added, removed or moved ops) and returns the
-    module's new state. Ops a pass did not touch were verified before it and still hold."""
-    after = op_states(module)
+def verify_pass_result(module: ModuleOp, before: ModuleState) -> ModuleState:
+    """Verifies what a pass changed and returns the module's new state. The pass's writes to
+    properties and attributes are logged as it makes them, retyped values are found in one
+    column of types, and an op added, removed, moved or rewired sends the whole module back
+    to verification (ir/verification.py, `changed_ops`). Ops a pass did not change were
+    verified before it and still hold."""
+    after = before.advanced()
     changed = changed_ops(before, after)
     if changed is None:
         verify_module(module)
