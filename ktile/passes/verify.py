@@ -24,10 +24,15 @@ from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func, loc_of, verify_module, warps
 from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 from ..targets.base import Target
-from .common import line_of, op_words, target_of
+from .common import STRUCTURED, OpIndex, line_of, op_words, target_of
 
 WORKGROUP_OPS = (kt.BarrierOp, kt.CopyAsyncOp, kt.BlockReduceOp, kt.AllocOp, kt.MmaSharedOp)
+WORKGROUP_CLASSES = frozenset(WORKGROUP_OPS)
 DTYPED = (GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType)
+DTYPED_CLASSES = frozenset(DTYPED)   # the kt types are not subclassed: told apart exactly
+
+STRUCTURED_CLASSES = frozenset(STRUCTURED)
+TERMINATORS = frozenset((scf.YieldOp, scf.ConditionOp))   # what they pass on, their owner says
 
 # Why each workgroup-wide op must be reached by every warp, in the author's words.
 WHY_EVERY_WARP = {
@@ -52,12 +57,12 @@ class Verify(ModulePass):
         verify_module(op)   # first: every later check reads types the op verifiers vouch for
         target = target_of(op)
         fn = kernel_func(op)
+        index = OpIndex(fn)
         check_block_size(fn, warps(op), target)
-        check_dtypes(fn, target)
-        check_uniform_control(fn)
-        for mma in fn.walk():
-            if isinstance(mma, kt.MmaSharedOp):
-                check_mma_shared_shape(mma)
+        check_dtypes(fn, target, index)
+        check_uniform_control(fn, index)
+        for mma in index.of(kt.MmaSharedOp):
+            check_mma_shared_shape(mma)
 
 
 # ---- threads per block ---------------------------------------------------------------------
@@ -75,12 +80,18 @@ def check_block_size(fn: FuncOp, n_warps: int, target: Target) -> None:
 
 # ---- element types -------------------------------------------------------------------------
 
-def check_dtypes(fn: FuncOp, target: Target) -> None:
-    for index, ty in enumerate(fn.function_type.inputs.data):
-        _check_dtype(ty, fn, target, f"tensor parameter {index + 1}")
-    for op in fn.walk():
+def check_dtypes(fn: FuncOp, target: Target, index: OpIndex | None = None) -> None:
+    """Every tensor parameter's and every result's element type is one `target` holds; the
+    first one that is not (in walk order) is refused at its op."""
+    for position, ty in enumerate(fn.function_type.inputs.data):
+        _check_dtype(ty, fn, target, f"tensor parameter {position + 1}")
+    held: set[Attribute] = set()   # a kernel's results share a handful of element types
+    for op in (index or OpIndex(fn)).ops:
         for result in op.results:
-            _check_dtype(result.type, op, target, op_words(op))
+            ty = result.type
+            if type(ty) in DTYPED_CLASSES and ty.element not in held:
+                _check_dtype(ty, op, target, op_words(op))
+                held.add(ty.element)
 
 
 def _check_dtype(ty: Attribute, op: Operation, target: Target, what: str) -> None:
@@ -130,19 +141,22 @@ def check_mma_shared_shape(mma: kt.MmaSharedOp) -> None:
 
 # ---- workgroup-wide ops under warp-dependent control flow -----------------------------------
 
-def check_uniform_control(fn: FuncOp) -> None:
-    varying = warp_varying_values(fn)
-    _check_block(fn.body.block, None, varying)
+def check_uniform_control(fn: FuncOp, index: OpIndex | None = None) -> None:
+    """Refuses the first workgroup-wide op (in walk order) inside a branch or loop whose
+    control depends on the warp id, naming the outermost such branch or loop."""
+    index = index or OpIndex(fn)
+    varying = warp_varying_values(fn, index)
+    if not varying:
+        return   # no control flow can depend on the warp id
+    for construct in index.of(*STRUCTURED):
+        if is_divergent(construct, varying):
+            _refuse_workgroup_ops(construct)
 
 
-def _check_block(block: Block, divergent: Operation | None, varying: set[SSAValue]) -> None:
-    for op in block.ops:
-        if divergent is not None and isinstance(op, WORKGROUP_OPS):
+def _refuse_workgroup_ops(divergent: Operation) -> None:
+    for op in divergent.walk():
+        if type(op) in WORKGROUP_CLASSES:
             raise _divergence_error(op, divergent)
-        inner = divergent or (op if is_divergent(op, varying) else None)
-        for region in op.regions:
-            for child in region.blocks:
-                _check_block(child, inner, varying)
 
 
 def is_divergent(op: Operation, varying: set[SSAValue]) -> bool:
@@ -168,41 +182,54 @@ def _divergence_error(op: Operation, divergent: Operation) -> KernelError:
              "warp (not computed from hk.arch.warp_id)", what=op_words(op))
 
 
-def warp_varying_values(fn: FuncOp) -> set[SSAValue]:
+def warp_varying_values(fn: FuncOp, index: OpIndex | None = None) -> set[SSAValue]:
     """Values that may differ between the warps of a block: everything computed from
     kt.warp_id, through ops, loop-carried values and the results of warp-dependent control
     flow. A group reduce gives every warp the same value, so it stops the dependence."""
+    index = index or OpIndex(fn)
     varying: set[SSAValue] = set()
-    ops = list(fn.walk())
-    if not any(isinstance(op, kt.WarpIdOp) for op in ops):
+    pending: list[SSAValue] = []
+
+    def add(values) -> None:
+        for value in values:
+            if value not in varying:
+                varying.add(value)
+                pending.append(value)
+
+    for warp_id in index.of(kt.WarpIdOp):
+        add(warp_id.results)
+    if not pending:
         return varying   # the common kernel: nothing depends on the warp id
-    changed = True
-    while changed:   # again only while loop-carried values spread the dependence backwards
-        changed = False
-        for op in ops:
-            for value in _newly_varying(op, varying):
-                if value not in varying:
-                    varying.add(value)
-                    changed = True
+    in_kernel = set(index.ops)   # a use may be held by an op in a block the tracer dropped
+    while pending:   # follow each newly varying value to the ops that read it
+        for use in pending.pop().uses:
+            if use.operation in in_kernel:
+                add(_newly_varying(use.operation, varying))
     return varying
 
 
-def _newly_varying(op: Operation, varying: set[SSAValue]) -> list[SSAValue]:
-    if isinstance(op, kt.WarpIdOp):
-        return list(op.results)
-    if isinstance(op, kt.BlockReduceOp):
+def _newly_varying(reader: Operation, varying: set[SSAValue]) -> list[SSAValue]:
+    """The values that vary because `reader` reads a varying value. What a terminator reads,
+    its structured op carries on."""
+    cls = type(reader)
+    if cls in TERMINATORS:
+        owner = reader.parent_op()
+        return structured_flow(owner, varying) if type(owner) in STRUCTURED_CLASSES else []
+    if cls in STRUCTURED_CLASSES:
+        return structured_flow(reader, varying)
+    if cls is kt.BlockReduceOp:
         return []
-    if isinstance(op, (scf.ForOp, scf.IfOp, scf.WhileOp)):
-        out = [v for sources, targets in carried_flows(op) if any(s in varying for s in sources)
-               for v in targets]
-        if is_divergent(op, varying):
-            out += list(op.results)
-        return out
-    if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
-        return []
-    if any(operand in varying for operand in op.operands):
-        return list(op.results)
-    return []
+    return list(reader.results)
+
+
+def structured_flow(op: Operation, varying: set[SSAValue]) -> list[SSAValue]:
+    """The values of a structured op that vary: each carried value with a varying source,
+    and every result when warps may disagree on entering its regions."""
+    out = [v for sources, targets in carried_flows(op) if any(s in varying for s in sources)
+           for v in targets]
+    if is_divergent(op, varying):
+        out += op.results
+    return out
 
 
 def carried_flows(op: Operation):
