@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from .. import config
 from ..errors import InputError, InternalError, KernelError, KernelWarning, SourceLoc
+from .sources import source_lines
 from .hk_options import apply_kernel_options, build_limits, constexpr_spec as hk_constexpr_spec
 from .types import (CONSTEXPR_KINDS, SCALAR_DTYPES, Constexpr, ConstexprSpec, ScalarSpec,
                     TensorSpec)
@@ -357,7 +358,7 @@ def _kernel_source(fn: Callable) -> str:
     source Python did not keep (defined by `python -c`, `exec`, a notebook's `exec`) cannot
     run, and is refused where it is decorated."""
     try:
-        return inspect.getsource(fn)
+        return "".join(source_lines(fn)[0])
     except (OSError, TypeError):
         raise KernelError(f"the source of kernel '{fn.__name__}' is not available (it was "
                           f"defined in {fn.__code__.co_filename}, no file Python can read "
@@ -508,7 +509,7 @@ def _parameter_lines(fn: Callable, loc: SourceLoc) -> dict[str, SourceLoc]:
     import ast
     import textwrap
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = source_lines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return {}

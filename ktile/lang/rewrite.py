@@ -20,6 +20,7 @@ import textwrap
 from typing import Callable
 
 from ..errors import KernelError, SourceLoc
+from .sources import source_lines
 from .subscripts import SubscriptRewriter, reads_subscripts
 
 _counter = itertools.count(1)
@@ -245,9 +246,29 @@ def _locate(new: ast.AST, old: ast.stmt) -> None:
 
 
 def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
-    """`fn` with its control flow rewritten, compiled against its own globals and closure."""
+    """`fn` with its control flow rewritten, compiled against its own globals and closure.
+    The rewrite depends only on `fn`'s code (source, file, free variables): it is compiled once
+    per code object, and a kernel defined anew by the same `def` only binds its namespace."""
+    code = _REWRITTEN.get(fn.__code__)
+    if code is None:
+        code = _REWRITTEN[fn.__code__] = _rewritten_code(fn)
+    namespace = dict(fn.__globals__)
+    namespace.update(extra_globals)
+    exec(code, namespace)
+    factory = namespace["__kt_make"]
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    rewritten = factory(*cells)
+    rewritten.__name__, rewritten.__qualname__ = fn.__name__, fn.__qualname__
+    return rewritten
+
+
+_REWRITTEN: dict = {}
+
+
+def _rewritten_code(fn: Callable):
+    """The module code defining `__kt_make(<free vars>)`, which returns `fn` rewritten."""
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = source_lines(fn)
     except (OSError, TypeError) as exc:
         raise KernelError(f"the source of kernel '{fn.__name__}' is not available ({exc})",
                           hint="define kernels in a .py file, not in an interactive prompt") from exc
@@ -268,15 +289,7 @@ def rewrite_function(fn: Callable, extra_globals: dict) -> Callable:
         fdef = SubscriptRewriter().visit(fdef)
     tree.body = [_closure_wrapper(fn, fdef)]
     ast.fix_missing_locations(tree)
-    code = compile(tree, filename, "exec")
-    namespace = dict(fn.__globals__)
-    namespace.update(extra_globals)
-    exec(code, namespace)
-    factory = namespace["__kt_make"]
-    cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    rewritten = factory(*cells)
-    rewritten.__name__, rewritten.__qualname__ = fn.__name__, fn.__qualname__
-    return rewritten
+    return compile(tree, filename, "exec")
 
 
 def _closure_wrapper(fn: Callable, fdef: ast.FunctionDef) -> ast.FunctionDef:
