@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 from ..errors import InputError
 
 TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950", "sm_90a")
+AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 MAX_RANK = 4
 
 
@@ -46,9 +47,13 @@ class Route:
             return False
         if self.targets is None:
             return True
-        # the interpreter (target None) traces for the default target: a route kept to some
-        # targets (for their shared memory, say) is not for it
-        return target is not None and target in self.targets
+        # the interpreter (target None) traces for the default target (KTILE_TARGET, else
+        # gfx1100), so it takes that target's routes: the constants it traces are ones the
+        # target's build was checked at
+        if target is None:
+            from ..config import default_target
+            target = default_target()
+        return target in self.targets
 
 
 class RoutingTable:
@@ -73,8 +78,17 @@ class RoutingTable:
         for route in self.measured.get(target, []) + self.routes:
             if route.fits(rows, cols, target):
                 return route
+        where = target or "the CPU"
+        widest = max((r.max_cols for r in self.measured.get(target, []) + self.routes
+                      if r.max_cols is not None and r.fits(1, r.max_cols, target)), default=None)
+        if widest is not None and cols > widest and all(
+                r.max_cols is not None for r in self.routes if r.fits(1, 1, target)):
+            raise InputError(f"no kernel of this op handles rows of {cols} columns on {where}: "
+                             f"its widest route there holds {widest} columns in registers",
+                             hint=f"rows up to {widest} columns run on {where}; wider ones are "
+                                  f"future work (docs/ops.md): file an issue with the shape")
         raise InputError(f"no kernel of this op handles {rows} rows of {cols} columns on "
-                         f"{target or 'the CPU'}",
+                         f"{where}",
                          hint="split the rows into smaller calls, or file an issue with the shape")
 
 
@@ -220,8 +234,8 @@ def check_tensor(op: str, param: str, t, dtypes: tuple[str, ...], *, ranks=(1, M
         raise InputError(f"{op}: '{param}' is a {t.layout} tensor; this op takes dense ones",
                          hint=f"pass {param}.to_dense()")
     if t.numel() == 0:
-        raise InputError(f"{op}: '{param}' is empty (shape {tuple(t.shape)}); there is nothing "
-                         f"to normalise", hint="skip the call for empty inputs")
+        raise InputError(f"{op}: '{param}' is empty (shape {tuple(t.shape)}); the op has no "
+                         f"element to compute", hint="skip the call for empty inputs")
     if t.device.type not in ("cpu", "cuda", "meta"):
         raise InputError(f"{op}: '{param}' is on {t.device}; ktile runs on the CPU "
                          f"(interpreter) and on CUDA or ROCm GPUs",

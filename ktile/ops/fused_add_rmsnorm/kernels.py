@@ -53,7 +53,10 @@ def fused_add_rms_norm_held(dtype: str):
 KERNELS = {"fused_add_rms_norm_held": fused_add_rms_norm_held}
 
 
-def held_route(max_cols: int, warps: int) -> Route:
-    held = -(-max_cols // (256 * warps))
-    return Route("fused_add_rms_norm_held", {"VEC": 256, "HELD": held, "WARPS": warps},
-                 max_cols=max_cols, sample=(3, max_cols - 37))
+def held_route(max_cols: int, warps: int, *, vec: int = 256,
+               targets: tuple[str, ...]) -> Route:
+    """The held kernel for rows up to `max_cols` wide on `targets`, with `warps` warps of
+    `vec`-wide vectors (HELD: as many as the width needs)."""
+    held = -(-max_cols // (vec * warps))
+    return Route("fused_add_rms_norm_held", {"VEC": vec, "HELD": held, "WARPS": warps},
+                 max_cols=max_cols, targets=targets, sample=(3, max_cols - 37))

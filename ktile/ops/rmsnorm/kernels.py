@@ -84,8 +84,11 @@ def rms_norm_loop(dtype: str):
 KERNELS = {"rms_norm_held": rms_norm_held, "rms_norm_loop": rms_norm_loop}
 
 
-def held_route(max_cols: int, warps: int, *, sample_cols: int | None = None) -> _library.Route:
-    """The held kernel for rows up to `max_cols` wide, with `warps` warps of VEC = 256."""
-    held = -(-max_cols // (256 * warps))
-    return _library.Route("rms_norm_held", {"VEC": 256, "HELD": held, "WARPS": warps},
-                          max_cols=max_cols, sample=(3, sample_cols or max_cols - 37))
+def held_route(max_cols: int, warps: int, *, vec: int = 256, targets: tuple[str, ...],
+               sample_cols: int | None = None) -> _library.Route:
+    """The held kernel for rows up to `max_cols` wide on `targets`, with `warps` warps of
+    `vec`-wide vectors (HELD: as many as the width needs)."""
+    held = -(-max_cols // (vec * warps))
+    return _library.Route("rms_norm_held", {"VEC": vec, "HELD": held, "WARPS": warps},
+                          max_cols=max_cols, targets=targets,
+                          sample=(3, sample_cols or max_cols - 37))
