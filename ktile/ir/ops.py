@@ -6,7 +6,9 @@ The tracer never builds these classes itself: it goes through `ktile.ir.emit`.
 """
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
+from functools import lru_cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (ArrayAttr, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType,
@@ -33,16 +35,27 @@ REDUCE_KINDS = ("sum", "max", "min")
 MMA_VARIANTS = ("AB", "ABt", "AtB", "AtBt")
 
 
+# An op's property attributes, each made once per process per value: attributes are immutable,
+# and making one (with its verifier) costs more than the op that holds it.
+
+@lru_cache(maxsize=None)
 def _str(value: str) -> StringAttr:
     return StringAttr(value)
 
 
+@lru_cache(maxsize=None, typed=True)   # typed: True is not the integer 1 here
 def _int(value: int) -> IntegerAttr:
     return IntegerAttr(value, i64)
 
 
 def _float(value: float) -> FloatAttr:
-    return FloatAttr(float(value), Float64Type())
+    """Keyed by the value's bits, so that -0.0 is not 0.0 and each NaN is itself."""
+    return _float_of_bits(struct.pack("<d", float(value)))
+
+
+@lru_cache(maxsize=None)
+def _float_of_bits(bits: bytes) -> FloatAttr:
+    return FloatAttr(struct.unpack("<d", bits)[0], Float64Type())
 
 
 class KtOp(IRDLOperation):

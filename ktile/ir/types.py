@@ -10,6 +10,8 @@ Printed forms:
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float8E4M3FNType,
                                    IntAttr, IntegerType, StringAttr)
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
@@ -30,7 +32,9 @@ _ELEMENT_ATTRS = {
 }
 
 
+@lru_cache(maxsize=None)
 def element_attr(dt: DType) -> Attribute:
+    """The element type of `dt`, made once per process (attributes are immutable)."""
     if dt.kind == "float":
         return _ELEMENT_ATTRS[dt.name]()
     return IntegerType(dt.bits)
@@ -45,14 +49,15 @@ def element_dtype(attr: Attribute) -> DType:
 
 def dtype_or_none(attr: Attribute) -> DType | None:
     """The ktile dtype an element type stands for, None where there is none (e.g. f64, i16)."""
-    for name, cls in _ELEMENT_ATTRS.items():
-        if isinstance(attr, cls):
-            return dtypes.BY_NAME[name]
+    found = _FLOAT_DTYPES.get(type(attr))   # xDSL's float types are final classes
+    if found is not None:
+        return found
     if isinstance(attr, IntegerType):
         return _INTEGER_DTYPES.get(attr.width.data)
     return None
 
 
+_FLOAT_DTYPES = {cls: dtypes.BY_NAME[name] for name, cls in _ELEMENT_ATTRS.items()}
 _INTEGER_DTYPES = {32: dtypes.i32, 8: dtypes.i8, 1: dtypes.i1}
 ELEMENT_NAMES = "bf16, f16, f32, f8E4M3FN, i32, i8, i1"
 
@@ -141,7 +146,8 @@ class RegTileType(_Shaped, ParametrizedAttribute, TypeAttribute):
         return (self.rows.data, self.cols.data)
 
     def with_fragment(self, fragment: str) -> "RegTileType":
-        return RegTileType(self.rows, self.cols, self.element, self.layout, StringAttr(fragment))
+        return _reg_tile(self.rows.data, self.cols.data, self.element, self.layout.data,
+                         fragment)
 
     def verify(self) -> None:
         check_extent("register tile rows", self.rows.data)
@@ -252,22 +258,37 @@ class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
         return (IntAttr(length), element)
 
 
+# The type constructors the tracer calls. Each type is made once per process per arguments:
+# a type is an immutable attribute, equal types are interchangeable, and making one (its
+# parameters' attributes, then its verifier) costs more than most traced ops.
+
+@lru_cache(maxsize=None)
 def rt(dt: DType, rows: int, cols: int, layout: str = "row", fragment: str = "none") -> RegTileType:
-    return RegTileType(rows, cols, element_attr(dt), StringAttr(layout), StringAttr(fragment))
+    return _reg_tile(rows, cols, element_attr(dt), layout, fragment)
 
 
+@lru_cache(maxsize=None)
+def _reg_tile(rows: int, cols: int, element: Attribute, layout: str,
+              fragment: str) -> RegTileType:
+    return RegTileType(rows, cols, element, StringAttr(layout), StringAttr(fragment))
+
+
+@lru_cache(maxsize=None)
 def st(dt: DType, rows: int, cols: int) -> SharedTileType:
     return SharedTileType(rows, cols, element_attr(dt))
 
 
+@lru_cache(maxsize=None)
 def rv(dt: DType, length: int, axis: str = "row") -> RegVecType:
     return RegVecType(length, element_attr(dt), StringAttr(axis))
 
 
+@lru_cache(maxsize=None)
 def sv(dt: DType, length: int) -> SharedVecType:
     return SharedVecType(length, element_attr(dt))
 
 
+@lru_cache(maxsize=None)
 def global_(dt: DType) -> GlobalType:
     return GlobalType(element_attr(dt))
 

@@ -24,7 +24,6 @@ path in `query.verify_module`, so diagnostics are the same as a full `module.ver
 from __future__ import annotations
 
 import inspect
-import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -385,13 +384,14 @@ def failing_ops(ops: Iterable[Operation]) -> Operation | None:
 
 
 class _Walk:
-    """Every op below a root, in order, with the values visible at each (dominance)."""
+    """Every op below a root, in order, with the values visible at each (dominance). The
+    visible values are kept by id: an SSA value hashes in Python, an id in C."""
 
     def __init__(self):
         self.failure: Failure | None = None
         self.dominance: Failure | None = None
 
-    def regions(self, op: Operation, visible: set[SSAValue]) -> None:
+    def regions(self, op: Operation, visible: set[int]) -> None:
         if rules_of(type(op)).isolated:
             visible = set()
         for region in op.regions:
@@ -402,31 +402,34 @@ class _Walk:
                 if self.failure is not None:
                     return
 
-    def block(self, block: Block, visible: set[SSAValue]) -> None:
+    def block(self, block: Block, visible: set[int]) -> None:
         if block.first_op is None and not _may_be_empty(block):
             self.failure = Failure(block.parent.parent)
             return
-        defined = list(block.args)
+        defined = list(map(id, block._args))  # noqa: SLF001 - no view objects here
         visible.update(defined)
-        for op in block.ops:
+        op = block._first_op  # noqa: SLF001
+        while op is not None:
             if op.parent is not block or not rules_of(type(op)).verifies(op):
                 self.failure = Failure(op)
                 return
-            self.check_dominance(op, visible)
-            self.regions(op, visible)
-            if self.failure is not None:
-                return
-            visible.update(op.results)
-            defined.extend(op.results)
+            if self.dominance is None and not visible.issuperset(map(id, op._operands)):  # noqa: SLF001
+                self.dominance = _undominated(op, visible)
+            if op.regions:
+                self.regions(op, visible)
+                if self.failure is not None:
+                    return
+            results = list(map(id, op.results))
+            visible.update(results)
+            defined += results
+            op = op._next_op  # noqa: SLF001
         visible.difference_update(defined)
 
-    def check_dominance(self, op: Operation, visible: set[SSAValue]) -> None:
-        if self.dominance is not None:
-            return
-        for index, value in enumerate(op.operands):
-            if value not in visible:
-                self.dominance = Failure(op, index)
-                return
+
+def _undominated(op: Operation, visible: set[int]) -> Failure:
+    """The first operand of `op` not visible where it is used."""
+    index = next(k for k, value in enumerate(op._operands) if id(value) not in visible)  # noqa: SLF001
+    return Failure(op, index)
 
 
 def _may_be_empty(block: Block) -> bool:
@@ -486,20 +489,23 @@ class RecordedDict(dict):
         super().clear()
 
 
-# what verification reads of the module's shape; all are plain xDSL fields (no view objects)
-OP_PLACE = attrgetter("parent", "_prev_op", "_next_op", "_operands", "regions")
+# what verification reads of the module's shape; all are plain xDSL fields (no view objects).
+# An op's place holds its two dicts too: the same objects compare at once; a dict a pass
+# replaced compares by content, against the recorded one it replaced (which keeps the content
+# it had), so a replaced dict written later is a changed place.
+OP_PLACE = attrgetter("parent", "_prev_op", "_next_op", "_operands", "regions", "properties",
+                      "attributes")
 BLOCK_PLACE = attrgetter("parent", "_first_op", "_last_op", "_next_block", "_args")
 REGION_PLACE = attrgetter("parent", "_first_block", "_last_block")
 VALUE_TYPE = attrgetter("_type")
-PROPERTIES, ATTRIBUTES = attrgetter("properties"), attrgetter("attributes")
 RESULTS, ARGUMENTS = attrgetter("results"), attrgetter("_args")
 
 
 class ModuleState:
     """A module as verification last saw it: its ops, blocks and regions in walk order, where
-    each sits (`places`), the type of every value the ops define, and the log of ops whose
-    properties or attributes were written since (`log[mark:]`). Every op's two dicts are the
-    RecordedDicts of `dicts` while the state is current; `release` gives them back as dicts."""
+    each sits (`places`, as of the walk), the type of every value the ops define, and the log
+    of ops whose properties or attributes were written since (`log[mark:]`). The walk gave
+    every op RecordedDicts; `release` gives them back as dicts."""
 
     def __init__(self, root: Operation):
         self.root = root
@@ -507,33 +513,26 @@ class ModuleState:
         self.values = _defined_values(self.ops, self.blocks)
         self.log: list[Operation] = []
         self.mark = 0
-        self.dicts = _record(self.ops, self.log)
+        _record(self.ops, self.log)
         self.places = _places(self.ops, self.blocks, self.regions)
         self.types = list(map(VALUE_TYPE, self.values))
 
     def advanced(self) -> ModuleState:
         """The module's state now: this state's walk again when no op was added, removed,
-        moved or rewired and no op's dicts were replaced; else a new walk."""
-        if not self.dicts_kept() or _places(self.ops, self.blocks, self.regions) != self.places:
+        moved or rewired and no op's dicts were replaced by others; else a new walk."""
+        if _places(self.ops, self.blocks, self.regions) != self.places:
             return ModuleState(self.root)
         after = object.__new__(ModuleState)
-        after.__dict__.update(self.__dict__)   # the same walk, log and places
+        after.__dict__.update(self.__dict__)   # the same walk, log and places (as walked)
         after.mark = len(self.log)
         after.types = list(map(VALUE_TYPE, self.values))
         return after
-
-    def dicts_kept(self) -> bool:
-        """Whether every op still holds the RecordedDicts this state gave it."""
-        properties, attributes = self.dicts
-        return (all(map(operator.is_, map(PROPERTIES, self.ops), properties))
-                and all(map(operator.is_, map(ATTRIBUTES, self.ops), attributes)))
 
     def same_structure(self, other: ModuleState) -> bool:
         if self.places is other.places:   # one was advanced from the other, which compared them
             return True
         return (self.ops == other.ops and self.blocks == other.blocks
-                and self.regions == other.regions and self.places == other.places
-                and other.dicts_kept())
+                and self.regions == other.regions and self.places == other.places)
 
     def written_before(self, later: ModuleState) -> list[Operation]:
         """The ops whose properties or attributes were written between this state and
@@ -577,14 +576,12 @@ def _places(ops: list, blocks: list, regions: list) -> tuple[list, list, list]:
             list(map(REGION_PLACE, regions)))
 
 
-def _record(ops: list[Operation], log: list[Operation]) -> tuple[list, list]:
+def _record(ops: list[Operation], log: list[Operation]) -> None:
     """Makes every op's properties and attributes RecordedDicts that write to `log` (an op
-    that has them already keeps them); returns them, op by op."""
-    properties = [_recorded(op, op.properties, log) for op in ops]
-    attributes = [_recorded(op, op.attributes, log) for op in ops]
-    for op, recorded_properties, recorded_attributes in zip(ops, properties, attributes):
-        op.properties, op.attributes = recorded_properties, recorded_attributes
-    return properties, attributes
+    that has them already keeps them)."""
+    for op in ops:
+        op.properties = _recorded(op, op.properties, log)
+        op.attributes = _recorded(op, op.attributes, log)
 
 
 def _recorded(op: Operation, items: dict, log: list[Operation]) -> RecordedDict:

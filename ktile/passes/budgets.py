@@ -33,7 +33,7 @@ from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func, loc_of, warps
 from ..ir.types import RegTileType, RegVecType
 from ..targets.base import Target
-from .common import defined_inside, describe_type, element_bytes, elements, line_of, op_words
+from .common import describe_type, element_bytes, elements, line_of, op_words
 from .common import target_of
 
 REGISTER_BYTES = 4
@@ -73,16 +73,21 @@ def registers(nbytes: int) -> int:
 # ---- liveness over structured control flow ---------------------------------------------------
 
 class RegisterEstimate:
+    """Liveness of register values over the structured control flow, walked backwards once;
+    `peak` is the first point (in that walk) with the most live register bytes per lane.
+
+    The live sets hold the values' ids: an SSA value hashes in Python, an id in C, and the
+    walk takes a union or difference at every op."""
+
     def __init__(self, target: Target):
         self.target = target
         self.peak = Peak()
-        self._bytes: dict[SSAValue, int] = {}   # a value's size is asked at every point it lives
+        self._values: dict[int, SSAValue] = {}   # id -> register value, met in the walk
+        self._bytes: dict[int, int] = {}         # id -> its bytes per lane
+        self._overhead = target.register_overhead * REGISTER_BYTES
 
     def value_bytes(self, value: SSAValue) -> int:
-        found = self._bytes.get(value)
-        if found is None:
-            found = self._bytes[value] = self._value_bytes(value)
-        return found
+        return self._bytes.get(id(value)) or self._value_bytes(value)
 
     def _value_bytes(self, value: SSAValue) -> int:
         ty = value.type
@@ -93,54 +98,83 @@ class RegisterEstimate:
             per_lane *= self.target.vector_replication[ty.axis.data == "col"]
         return registers(math.ceil(per_lane)) * REGISTER_BYTES
 
-    def block(self, block: Block, live_out: set[SSAValue], outer: frozenset[SSAValue]) -> set:
+    def in_registers(self, values) -> set[int]:
+        """The ids of the values held in registers (tiles and vectors) among `values`."""
+        found = set()
+        for value in values:
+            if type(value.type) in REGISTER_TYPES:
+                key = id(value)
+                found.add(key)
+                if key not in self._values:
+                    self._values[key] = value
+                    self._bytes[key] = self._value_bytes(value)
+        return found
+
+    def block(self, block: Block, live_out: set[int], outer: frozenset[int]) -> set[int]:
         """Live register values at the block's start, given those live at its end and those
         live across the enclosing ops (`outer`); records the peak inside."""
         live = set(live_out)
-        for op in reversed(list(block.ops)):
-            results = set(in_registers(op.results))
-            free = set(in_registers(free_values(op))) if op.regions else set()
-            before = (live - results) | set(in_registers(op.operands)) | free
-            across = frozenset(live - results)
-            for region in op.regions:
-                for inner in region.blocks:
-                    inner_out = free if isinstance(op, (scf.ForOp, scf.WhileOp)) else set()
-                    self.block(inner, inner_out, outer | across)
+        op = block.last_op
+        while op is not None:
+            results = self.in_registers(op.results)
+            operands = self.in_registers(op._operands)  # noqa: SLF001 - no view object
+            if not (results or operands or op.regions) and op is not block.last_op:
+                # index arithmetic: the live set is the one the op after it was considered
+                # with, and only a greater total moves the peak
+                op = op.prev_op
+                continue
+            before = (live - results) | operands
+            if op.regions:
+                free = self.in_registers(free_values(op))
+                before |= free
+                self.regions(op, free, outer | (live - results))
             self.consider(op, outer | before)
             self.consider(op, outer | live | results)
             live = before
+            op = op.prev_op
         return live
 
-    def consider(self, op: Operation, live: frozenset[SSAValue]) -> None:
-        total = (self.target.register_overhead * REGISTER_BYTES + self.in_flight_bytes(op)
-                 + sum(self.value_bytes(v) for v in live))
-        if total > self.peak.bytes:
-            self.peak = Peak(total, op, frozenset(live))
+    def regions(self, op: Operation, free: set[int], outer: frozenset[int]) -> None:
+        """Each block of `op`'s regions; a loop's body ends with every value the loop reads
+        live (the next iteration reads them again)."""
+        inner_out = free if type(op) in LOOPS else set()
+        for region in op.regions:
+            for inner in region.blocks:
+                self.block(inner, inner_out, outer)
 
+    def consider(self, op: Operation, live: frozenset[int]) -> None:
+        total = self._overhead + sum(map(self._bytes.__getitem__, live))
+        if type(op) in GLOBAL_LOADS:
+            total += self.in_flight_bytes(op)
+        if total > self.peak.bytes:
+            self.peak = Peak(total, op, frozenset(map(self._values.__getitem__, live)))
 
     def in_flight_bytes(self, op: Operation) -> int:
         """What a register load from global holds besides its destination while it runs
         (the target's load_registers_per_element per element per lane)."""
-        if not isinstance(op, (kt.LoadOp, kt.GatherOp)) or not self.target.load_registers_per_element:
+        if type(op) not in GLOBAL_LOADS or not self.target.load_registers_per_element:
             return 0
         per_lane = elements(op.results[0].type) / self.target.wave_size
         return math.ceil(self.target.load_registers_per_element * per_lane) * REGISTER_BYTES
 
 
-def in_registers(values) -> list[SSAValue]:
-    return [v for v in values if isinstance(v.type, (RegTileType, RegVecType))]
+LOOPS = frozenset((scf.ForOp, scf.WhileOp))
+GLOBAL_LOADS = frozenset((kt.LoadOp, kt.GatherOp))   # register loads from global
+REGISTER_TYPES = frozenset((RegTileType, RegVecType))   # exact classes: never subclassed
 
 
 def free_values(op: Operation) -> list[SSAValue]:
     """Values used inside `op`'s regions but defined outside it."""
-    seen: dict[SSAValue, None] = {}
+    defined: set[SSAValue] = set()
+    used: dict[SSAValue, None] = {}
     for inner in op.walk():
-        if inner is op:
-            continue
-        for operand in inner.operands:
-            if operand not in seen and not defined_inside(operand, op):
-                seen[operand] = None
-    return list(seen)
+        if inner is not op:
+            used.update(dict.fromkeys(inner._operands))  # noqa: SLF001 - no view object
+            defined.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                defined.update(block.args)
+    return [v for v in used if v not in defined]
 
 
 def replication(fragment: str, target: Target) -> int:
@@ -202,9 +236,18 @@ def first_time(fn: Operation, kind: str) -> bool:
 
 
 def live_listing(peak: Peak, estimate: RegisterEstimate) -> str:
+    """What the peak's registers hold: the live values, largest first, then what the target's
+    model adds (a global load's registers in flight, the fixed overhead), so that the parts
+    add up to the count the message gives."""
     ranked = sorted(peak.live, key=estimate.value_bytes, reverse=True)
-    return ", ".join(f"the {describe_type(v.type)} from {where(v)} "
-                     f"({registers(estimate.value_bytes(v))} registers)" for v in ranked)
+    parts = [f"the {describe_type(v.type)} from {where(v)} "
+             f"({registers(estimate.value_bytes(v))} registers)" for v in ranked]
+    in_flight = registers(estimate.in_flight_bytes(peak.op))
+    if in_flight:
+        parts.append(f"{in_flight} registers this {op_words(peak.op)} holds while in flight")
+    if estimate.target.register_overhead:
+        parts.append(f"about {estimate.target.register_overhead} for indices and addresses")
+    return ", ".join(parts)
 
 
 def where(value: SSAValue) -> str:

@@ -143,6 +143,17 @@ def test_a_replaced_dict_is_recorded_again_for_the_next_pass():
         pipeline.verify_pass_result(mod, state)
 
 
+def test_a_dict_replaced_by_an_equal_one_and_written_later_is_caught():
+    mod = module()
+    state = op_states(mod)
+    op = binary(mod)
+    op.properties = dict(op.properties)                # equal: nothing to verify yet
+    state = pipeline.verify_pass_result(mod, state)
+    op.properties["fn"] = StringAttr("bogus")          # a write the log cannot see
+    with pytest.raises(KernelError, match="bogus"):
+        pipeline.verify_pass_result(mod, state)
+
+
 def test_an_unchanged_module_re_verifies_nothing(monkeypatch):
     checked = []
     monkeypatch.setattr(pipeline, "verify_ops", lambda module, ops: checked.append(list(ops)))
