@@ -46,6 +46,7 @@ _LAZY.update({name: "ktile.lang.hk_compat" for name in (
     "View", "Group", "Int", "Bool", "Tile", "Vec", "Global", "SharedTile", "SharedVec", "Coord")})
 _LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret",
               "torch_op": "ktile.runtime.torch_op"})
+_LAZY["ops"] = "ktile.ops"   # `import ktile; ktile.ops.rms_norm(...)`: torch loads on first use
 
 
 def range(*args, unroll: int = 1):  # noqa: A001 - `hk.range` forces a runtime (scf.for) loop

@@ -173,30 +173,39 @@ def all_ops() -> list[Op]:
 @dataclass(frozen=True)
 class ShippedKernel:
     """One kernel at its shipped constants for one target: what tier 1 compiles and tier 2
-    emulates. `id` reads op/kernel/dtype/constants/target."""
+    emulates. `id` reads op/route kernel/dtype/constants/target, unique over `all_kernels()`:
+    it names the route's kernel (the op's key), not the traced kernel's name, which variants
+    of one factory share (dequantize's int8 and fp8 forms are both `dequant_per_token_of`)."""
     op: str
     kernel: Any
     dtype: str
     constants: dict
     target: str
     sample: tuple[int, int]
+    route: Route | None = None
 
     @property
     def id(self) -> str:
         consts = "-".join(f"{k}{v}" for k, v in sorted(self.constants.items()))
-        return f"{self.op}/{self.kernel.name}/{self.dtype}/{consts or 'defaults'}/{self.target}"
+        name = self.route.kernel if self.route is not None else self.kernel.name
+        return f"{self.op}/{name}/{self.dtype}/{consts or 'defaults'}/{self.target}"
 
 
 def all_kernels(targets: tuple[str, ...] = TARGETS) -> Iterator[ShippedKernel]:
-    """Every (op, kernel, dtype, constants, target) a shipped routing table can launch."""
+    """Every (op, kernel, dtype, constants, target) a shipped routing table can launch, each
+    once (a table may route two shapes to one kernel at the same constants: softmax_rows)."""
+    seen: set[str] = set()
     for op in all_ops():
         for route in [*op.table.routes, *op.also]:
             for target in targets:
                 if route.targets is not None and target not in route.targets:
                     continue
                 for dtype in op.dtypes:
-                    yield ShippedKernel(op.name, op.kernel(route, dtype), dtype,
-                                        dict(route.constants), target, route.sample)
+                    shipped = ShippedKernel(op.name, op.kernel(route, dtype), dtype,
+                                            dict(route.constants), target, route.sample, route)
+                    if shipped.id not in seen:
+                        seen.add(shipped.id)
+                        yield shipped
 
 
 # ---- the checks of an op's public function ------------------------------------------------

@@ -140,9 +140,6 @@ def test_torch_compile_fullgraph():
     torch.testing.assert_close(compiled(x), torch.softmax(x * 2, -1) + 1)
 
 
-@pytest.mark.xfail(strict=True, reason="ktile.ops.softmax is the package ktile/ops/softmax/ "
-                   "(callable, forwarding to the op), which Dynamo will not call: "
-                   "ktile/ops/__init__.py must bind the op function over the package's name")
 def test_torch_compile_fullgraph_through_ops_name():
     compiled = torch.compile(lambda x: ops.softmax(x, -1), fullgraph=True, backend="aot_eager")
     x = rand((4, 100), torch.float32, 10)

@@ -8,7 +8,6 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from ..elementwise.op import meets
 from . import config, kernels
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -70,7 +69,7 @@ def _check_out(op: str, x, out) -> None:
     if not out.is_contiguous():
         raise InputError(f"{op}: 'out' is not contiguous (strides {out.stride()})",
                          hint=f"pass out=torch.empty({want}, dtype=x.dtype, device=x.device)")
-    if meets(out, x):
+    if lib.shares_memory(out, x):
         raise InputError(f"{op}: 'out' shares memory with 'x'; the kernel's blocks read x "
                          f"while others write out",
                          hint="pass a separate out, or leave it out")

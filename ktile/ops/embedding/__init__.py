@@ -1,14 +1,4 @@
-"""`embedding`: the op folder (kernels.py, reference.py, op.py). `ktile.ops.embedding` names both this
-package and the op function, so the package is callable: `ktile.ops.embedding(...)` is
-`ktile.ops.embedding.op.embedding(...)`, and `ktile.ops.embedding.reference` stays the reference module."""
-import sys
-import types
-
-
-class _OpPackage(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        from .op import embedding
-        return embedding(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _OpPackage
+"""The `embedding` op folder (indices.py, kernels.py, op.py, reference.py). `ktile.ops.embedding`
+is the op function, not this package (ktile/ops/__init__.py keeps the folder from binding over
+it): reach the folder's modules with `from ktile.ops.embedding import reference` or `from
+ktile.ops.embedding.reference import ...`."""

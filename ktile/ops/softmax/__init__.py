@@ -1,16 +1,4 @@
-"""Row softmax: kernels, reference, configuration and the op (`op.softmax`).
-
-The folder and the op share the name `softmax`, and Python binds `ktile.ops.softmax` to this
-package once any of its modules is imported; so the package itself is callable and forwards to
-the op: `ktile.ops.softmax(x, dim=-1, out=None)` works whichever of the two the name holds."""
-import sys
-import types
-
-
-class _CallablePackage(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        from .op import softmax
-        return softmax(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+"""The `softmax` op folder (config.py, kernels.py, op.py, reference.py). `ktile.ops.softmax` is the
+op function, not this package (ktile/ops/__init__.py keeps the folder from binding over it):
+reach the folder's modules with `from ktile.ops.softmax import reference` or `from
+ktile.ops.softmax.reference import ...`."""

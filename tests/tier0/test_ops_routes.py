@@ -1,0 +1,148 @@
+"""The library's shipped routes are sound on every target (issue #13), checked by tracing only
+(no compile; the kernels' trace caches serve repeated constants): every route of every op's
+table traces for each target it is for with no KernelError, within the register budget and
+with the occupancy the target asks for; `all_kernels()` ids are unique; `ktile.ops.<name>` is
+the op function even where an op folder has the name (torch.compile reaches it); a width past
+the widest route is refused naming that width; `import ktile; ktile.ops.rms_norm` works."""
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ktile  # noqa: E402
+from ktile.errors import InputError  # noqa: E402
+from ktile.ops import _library as lib  # noqa: E402
+from ktile.passes import budgets  # noqa: E402
+from tests.bad_inputs import refused  # noqa: E402
+
+KERNELS = list(lib.all_kernels())
+OPS = sorted({k.op for k in KERNELS})
+
+
+def register_estimate(trace) -> int:
+    """The budgets pass's registers-per-lane estimate of a traced kernel (an attribute of its
+    function): read from the trace, so a cached trace or a warning already given for the same
+    kernel at other constants (budgets warns once per kernel) does not hide it."""
+    fn = trace.module.body.block.ops.last
+    return fn.attributes["kt.vgpr_estimate"].value.data
+
+
+def budget_problems(k) -> list[str]:
+    """What the budgets pass warns of for shipped kernel `k`, derived from its estimate: over
+    REGISTER_WARN of the target's registers, or an occupancy below the target's floor."""
+    trace = k.kernel.trace(k.target, **k.constants)
+    target, used = trace.target, register_estimate(trace)
+    problems = [w for w in trace.warnings if "register" in w or "occupancy" in w]
+    if used > budgets.REGISTER_WARN * target.vgprs_per_lane:
+        problems.append(f"{used} registers per lane: close to spilling")
+    sm = target.multiprocessor
+    if sm is not None and target.occupancy_warn_below:
+        resident = sm.register_limited_warps(used, trace.warps)
+        if resident / sm.max_warps < target.occupancy_warn_below:
+            problems.append(f"{used} registers per lane x {trace.warps} warps: {resident} of "
+                            f"{sm.max_warps} warps resident")
+    return problems
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_shipped_route_traces_within_budget(op):
+    bad = {}
+    for k in (k for k in KERNELS if k.op == op):
+        problems = budget_problems(k)   # a KernelError (over budget) fails the test as is
+        if problems:
+            bad[k.id] = problems
+    assert not bad, bad
+
+
+def test_every_op_has_routes_on_every_target():
+    assert {k.target for k in KERNELS} == set(lib.TARGETS)
+    norms = ("rms_norm", "fused_add_rms_norm", "layer_norm", "layer_norm_backward")
+    for op in norms:
+        assert {k.target for k in KERNELS if k.op == op} == set(lib.TARGETS), op
+
+
+def test_shipped_kernel_ids_are_unique():
+    ids = [k.id for k in KERNELS]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)[:5]
+
+
+def test_dequantize_variants_have_their_own_ids():
+    ids = {k.id for k in KERNELS if k.op == "dequantize" and k.target == "gfx950"
+           and k.dtype == "bf16"}
+    assert {"dequantize/dequant_int8_per_token/bf16/COLS64/gfx950",
+            "dequantize/dequant_fp8_per_token/bf16/COLS64/gfx950"} <= ids
+
+
+def test_sm90a_norms_hold_narrow_vectors_and_loop_past_4096():
+    from ktile.ops.rmsnorm import config
+    assert config.TABLE.choose(1, 4096, "sm_90a").constants == {"VEC": 64, "HELD": 4,
+                                                                 "WARPS": 16}
+    assert config.TABLE.choose(1, 16384, "sm_90a").kernel == "rms_norm_loop"
+    assert config.TABLE.choose(1, 16384, "gfx950").kernel == "rms_norm_held"
+
+
+@pytest.mark.parametrize("table", ["layernorm", "fused_add_rmsnorm"])
+def test_a_row_past_the_widest_route_is_refused_naming_it(table):
+    from importlib import import_module
+    config = import_module(f"ktile.ops.{table}.config")
+    routes = getattr(config, "FORWARD", None) or config.TABLE
+    refused(lambda: routes.choose(2, 8192, "sm_90a"), "8192 columns", "sm_90a", "4096",
+            kind=InputError)
+
+
+def test_the_interpreter_takes_the_default_targets_routes(monkeypatch):
+    from ktile.ops.rmsnorm import config
+    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 256   # gfx1100's
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 64
+
+
+def test_an_empty_tensor_message_is_the_ops_not_a_norms():
+    error = refused(lambda: ktile.ops.softmax(torch.ones(0, 4)), "'x'", "empty",
+                    kind=InputError)
+    assert "normalise" not in str(error)
+
+
+# ---- ktile.ops.<name> is the op function ------------------------------------------------
+
+def test_import_ktile_then_ktile_ops_in_a_fresh_interpreter():
+    code = ("import torch, ktile; x = torch.randn(2, 40); w = torch.ones(40); "
+            "y = ktile.ops.rms_norm(x, w, 1e-6); "
+            "want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6); "
+            "torch.testing.assert_close(y, want); print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ["softmax", "embedding", "dropout"])
+def test_an_op_function_wins_over_its_folder(name):
+    code = (f"import types, ktile; from ktile.ops.{name} import reference; "
+            f"import ktile.ops.{name}.op; f = ktile.ops.{name}; "
+            f"assert type(f) is types.FunctionType, type(f); "
+            f"from ktile.ops import {name} as g; assert g is f; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_folders_without_a_clash_stay_reachable():
+    from ktile.ops.rmsnorm import config
+    assert ktile.ops.rmsnorm.config is config
+
+
+COMPILED = {
+    "softmax": (lambda: ktile.ops.softmax(X, -1) * 2,
+                lambda: torch.softmax(X, -1) * 2),
+    "embedding": (lambda: ktile.ops.embedding(IDS, W) * 2, lambda: W[IDS] * 2),
+    "dropout": (lambda: ktile.ops.dropout(X, 0.0, 3) + 1, lambda: X + 1),
+}
+X, W, IDS = torch.randn(4, 48), torch.randn(10, 32), torch.tensor([[3, 1, 4]])
+
+
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_torch_compile_fullgraph_through_ktile_ops_name(name):
+    call, want = COMPILED[name]
+    torch._dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True, backend="eager")
+    torch.testing.assert_close(compiled(), want())
