@@ -61,16 +61,26 @@ class Memo:
     def __init__(self, constraint: AttrConstraint):
         self.constraint = constraint
         self.accepted: set[Attribute] = set()
+        # the attribute objects last accepted, by id: an attribute hashes in Python, and one
+        # type object is met again and again; holding them keeps their ids theirs
+        self.objects: dict[int, Attribute] = {}
 
     def __call__(self, attr: Attribute) -> bool:
-        if attr in self.accepted:
+        if self.objects.get(id(attr)) is attr:
             return True
-        try:
-            self.constraint.verify(attr, VerificationContext())
-        except Exception:  # noqa: BLE001 - a refusal; xDSL's path names it
-            return False
-        self.accepted.add(attr)
+        if attr not in self.accepted:
+            try:
+                self.constraint.verify(attr, VerificationContext())
+            except Exception:  # noqa: BLE001 - a refusal; xDSL's path names it
+                return False
+            self.accepted.add(attr)
+        if len(self.objects) >= MEMO_OBJECTS:
+            self.objects.clear()
+        self.objects[id(attr)] = attr
         return True
+
+
+MEMO_OBJECTS = 1024   # attribute objects a Memo holds for its identity check
 
 
 class BoundMemo:
@@ -247,7 +257,7 @@ def _values_pass(slots: Slots, values: Sequence[SSAValue], bound: dict) -> bool:
             bound[test.name] = ty
             if not passes(test.test, ty, bound):
                 return False
-        elif first != ty:
+        elif first is not ty and first != ty:   # attributes compare in Python: same first
             return False
     return True
 
@@ -551,7 +561,7 @@ class ModuleState:
 
 def _structure(root: Operation) -> tuple[list[Operation], list[Block], list[Region]]:
     """Every op (`root` first), block and region under `root`, in walk order."""
-    ops: list[Operation] = []
+    ops: list[Operation] = [root]
     blocks: list[Block] = []
     regions: list[Region] = []
     _collect(root, ops, blocks, regions)
@@ -559,16 +569,17 @@ def _structure(root: Operation) -> tuple[list[Operation], list[Block], list[Regi
 
 
 def _collect(op: Operation, ops: list, blocks: list, regions: list) -> None:
-    """xDSL's walk without its generators."""
-    ops.append(op)
+    """xDSL's walk of what `op` holds, without its generators (a call per op with regions)."""
     for region in op.regions:
         regions.append(region)
         for block in region.blocks:
             blocks.append(block)
-            inner = block.first_op
+            inner = block._first_op  # noqa: SLF001 - no view objects
             while inner is not None:
-                _collect(inner, ops, blocks, regions)
-                inner = inner.next_op
+                ops.append(inner)
+                if inner.regions:
+                    _collect(inner, ops, blocks, regions)
+                inner = inner._next_op  # noqa: SLF001
 
 
 def _places(ops: list, blocks: list, regions: list) -> tuple[list, list, list]:

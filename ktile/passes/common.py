@@ -113,19 +113,21 @@ class OpIndex:
     abstract op classes costs more than the walk)."""
 
     def __init__(self, root: Operation):
-        self.ops: list[Operation] = []
-        self._by_class: dict[type, list[Operation]] = {}
-        self._collect(root)
+        self.ops: list[Operation] = [root]
+        self._by_class: dict[type, list[Operation]] = {type(root): [root]}
+        self._collect_regions(root)
 
-    def _collect(self, op: Operation) -> None:
-        self.ops.append(op)
-        self._by_class.setdefault(type(op), []).append(op)
+    def _collect_regions(self, op: Operation) -> None:
+        """The ops nested in `op`, in walk order (a call per block, not per op)."""
         for region in op.regions:
             for block in region.blocks:
-                inner = block.first_op
+                inner = block._first_op  # noqa: SLF001 - no view objects
                 while inner is not None:
-                    self._collect(inner)
-                    inner = inner.next_op
+                    self.ops.append(inner)
+                    self._by_class.setdefault(type(inner), []).append(inner)
+                    if inner.regions:
+                        self._collect_regions(inner)
+                    inner = inner._next_op  # noqa: SLF001
 
     def of(self, *classes: type) -> list[Operation]:
         """The ops of these classes, in walk order."""
