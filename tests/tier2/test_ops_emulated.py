@@ -1,12 +1,14 @@
-"""The narrowest and the widest route of every op of the library (`ktile.ops.all_ops()`; the
-routed kernel and its `also` kernels) under wave emulation of gfx1100 (RDNA3, wave32) and gfx950 (CDNA4, wave64):
-the op's public function runs end to end with the route pinned and its kernels emulated
-(`_library.emulating`), against its reference (`Op.check`) at a small ragged shape: the
-route's sample rows and width, the width cut to 2 × 1024 + 37 columns (bounded time: a route
-holding 16384 columns runs the same code at 2085, its vectors past the row masked). An op added to ktile/ops/ with a `case` is
-checked here with no change to this file. Bounded time: the widest route on gfx1100 only, and
-only the first dtype of each op: the others are the
-same code with another element type (tier 1 compiles them)."""
+"""Every op of the library with a `case` (`ktile.ops.all_ops()`; the routed kernel and its
+`also` kernels) runs end to end under wave emulation of gfx1100 (RDNA3, wave32) and gfx950
+(CDNA4, wave64): the op's public function with its narrowest route for the target pinned and
+its kernels emulated (`_library.emulating`), against its reference (`Op.check`), at one small
+ragged shape: the route's sample rows, its sample width cut to RAGGED columns (not a multiple
+of any vector width, so the last vector is masked). An op added to ktile/ops/ with a `case` is
+checked here with no change to this file.
+
+Bounded (< 90 s on 2 cores): one route per op and target, the op's first dtype. The wider
+routes run the same code with more vectors held (tier 0 traces every route for every target,
+tier 1 compiles the widest); the other dtypes are the same code with another element type."""
 import pytest
 
 from ktile.ops import _library as lib
@@ -16,34 +18,31 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.tier2
 
 TARGETS = ("gfx1100", "gfx950")
-WIDEST = 2 * 1024 + 37
+RAGGED = 300
 
 
-def routes():
-    """(op, route, rows, cols) of every route of an op with a case."""
+def narrowest(op, target: str):
+    """The first route of `op`'s table for `target` (the tables list routes narrowest first)."""
+    return next((r for r in op.table.routes if r.targets is None or target in r.targets), None)
+
+
+def cases() -> list:
+    """(op, target, route, rows, cols) for each op with a case and each emulated target."""
     found = []
     for op in all_ops():
         if op.case is None:
             continue
-        ends = [op.table.routes[0], op.table.routes[-1]]
-        for route in dict.fromkeys(ends):   # one of them where the table has one route
-            rows, cols = route.sample
-            found.append((op, route, rows, min(cols, WIDEST)))
+        for target in TARGETS:
+            route = narrowest(op, target)
+            if route is not None:
+                rows, cols = route.sample
+                found.append(pytest.param(op, target, route, rows, min(cols, RAGGED),
+                                          id=f"{op.name}-{target}"))
     return found
 
 
-ROUTES = routes()
-
-
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("op,route,rows,cols", ROUTES,
-                         ids=[f"{o.name}-{r.kernel}-{'-'.join(map(str, r.constants.values()))}"
-                              for o, r, _, _ in ROUTES])
-def test_route_matches_reference_under_emulation(op, route, rows, cols, target):
-    if target == "gfx950" and route is not op.table.routes[0]:
-        pytest.skip("bounded time: the widest route on gfx1100 only")
-    if route.targets is not None and target not in route.targets:
-        pytest.skip(f"route is for {route.targets}")
+@pytest.mark.parametrize("op,target,route,rows,cols", cases())
+def test_narrowest_route_matches_reference_under_emulation(op, target, route, rows, cols):
     with lib.pinned(op.table, route), lib.emulating(target):
         err, tol = op.check(rows, cols, op.dtypes[0])
     assert err <= tol, f"{op.name} {route} at {rows}x{cols} on {target}: {err} > {tol}"
