@@ -258,32 +258,33 @@ class SharedVecType(_Shaped, ParametrizedAttribute, TypeAttribute):
         return (IntAttr(length), element)
 
 
-# The type constructors the tracer calls. Each type is made once per process per arguments:
-# a type is an immutable attribute, equal types are interchangeable, and making one (its
-# parameters' attributes, then its verifier) costs more than most traced ops.
+# The type constructors the tracer calls. Each type is made once per process per arguments
+# (typed: a numpy integer is not taken for the int it equals): a type is an immutable
+# attribute, equal types are interchangeable, and making one (its parameters' attributes,
+# then its verifier) costs more than most traced ops.
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None, typed=True)
 def rt(dt: DType, rows: int, cols: int, layout: str = "row", fragment: str = "none") -> RegTileType:
     return _reg_tile(rows, cols, element_attr(dt), layout, fragment)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None, typed=True)
 def _reg_tile(rows: int, cols: int, element: Attribute, layout: str,
               fragment: str) -> RegTileType:
     return RegTileType(rows, cols, element, StringAttr(layout), StringAttr(fragment))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None, typed=True)
 def st(dt: DType, rows: int, cols: int) -> SharedTileType:
     return SharedTileType(rows, cols, element_attr(dt))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None, typed=True)
 def rv(dt: DType, length: int, axis: str = "row") -> RegVecType:
     return RegVecType(length, element_attr(dt), StringAttr(axis))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None, typed=True)
 def sv(dt: DType, length: int) -> SharedVecType:
     return SharedVecType(length, element_attr(dt))
 
