@@ -457,9 +457,9 @@ def _may_be_empty(block: Block) -> bool:
 # removes, moves or rewires ops. The first is logged as it happens: while a ModuleState is
 # current, every op's two dicts are RecordedDicts that note the op on each write. The second
 # is a diff of one column of immutable types. The third is a comparison of pointer columns
-# (each op's block, neighbours, operands and regions; each block's and region's links), and
-# sends the whole module back to verification. No column copies a dict, and no step after
-# the first walks the module.
+# (each op's block, neighbours, operands, regions and dicts; each block's and region's links),
+# and sends the whole module back to verification. No column copies a dict, and no step
+# after the first walks the module.
 
 class RecordedDict(dict):
     """An op's properties or attributes that note the op in a change log on every write, so
@@ -616,10 +616,12 @@ def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | No
     ops were added, removed, moved or rewired (then the whole module is to be verified):
     - an op whose properties or attributes were written, and the op whose region holds it
       (a symbol table checks its symbols' names); the readers of a constant too (a kt
-      verifier may read a constant operand's value: verifiers.constant_int);
+      verifier may read a constant operand's value: ops.constant_int);
     - for a retyped value, the op that defines it (a block argument: the region's owner), the
       ops that read it, and the op whose region holds each of these (a terminator's owner
-      checks what it yields)."""
+      checks what it yields).
+    Only ops of the module count: a value's uses may include ops of a block the tracer built
+    and dropped."""
     if not after.same_structure(before):
         return None
     affected: dict[Operation, None] = {}
@@ -634,7 +636,10 @@ def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | No
                 _affect(affected, _definer(value))
                 for use in value.uses:
                     _affect(affected, use.operation)
-    return list(affected)
+    if not affected:
+        return []
+    members = set(after.ops)
+    return [op for op in affected if op in members]
 
 
 # the ops whose properties another op's verifier reads (through its operand)

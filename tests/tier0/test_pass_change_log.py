@@ -10,8 +10,9 @@ Behaviour, not time: benchmarks/trace_times.py measures the time.
 import pytest
 from test_bad_inputs_ir import bad_module
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr
 
+import ktile as hk
 import ktile.passes as pipeline
 from examples_index import load
 from ktile import targets
@@ -20,7 +21,7 @@ from ktile.ir import ops as kt
 from ktile.ir.printing import parse_module
 from ktile.ir.query import kernel_func
 from ktile.ir.types import RegTileType
-from ktile.ir.verification import RecordedDict, op_states
+from ktile.ir.verification import RecordedDict, changed_ops, op_states
 
 # a loop that yields a tile defined before it, and a pick from a list of one shared tile
 BODY = """%c1 = arith.constant 1 : index
@@ -230,3 +231,25 @@ def test_fragments_re_verifies_the_retyped_tiles_their_readers_and_loops(reverif
     assert any(type(op) is kt.MmaSharedOp for op in ops)
     assert any(type(op) is scf.ForOp for op in ops)     # the loop carries the accumulator
     assert not any(type(op) is arith.AddiOp for op in ops)   # index arithmetic is untouched
+
+
+@hk.kernel(grid=(1, 1, 1))
+def counts_up(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    k = 0
+    m = hk.arch.warp_id + 3
+    while k < m:   # a device condition: an scf.while
+        k = k + 1
+    o[0, 0, 0, 0] = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64)) * hk.to_float(k)
+
+
+def test_only_ops_of_the_module_are_re_verified():
+    """The while rewrite leaves a dropped block whose op reads the loop's step: retyping the
+    step re-verifies its readers in the module, not the dropped one."""
+    mod = counts_up.trace("gfx1100").module
+    inside = set(mod.walk())
+    step = next(v for op in mod.walk() for v in op.results
+                if any(use.operation not in inside for use in v.uses))
+    before = op_states(mod)
+    step._type = IntegerType(32)
+    changed = changed_ops(before, before.advanced())
+    assert changed and all(op in inside for op in changed)
