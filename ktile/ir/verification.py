@@ -551,8 +551,9 @@ class ModuleState:
         return self.log[self.mark:end]
 
     def release(self) -> None:
-        """Gives every op plain dicts again (the module leaves the pipeline)."""
-        for op in self.ops:
+        """Gives every op of the module plain dicts again (the module leaves the pipeline; a
+        new walk, since a pass refused mid-way may have left ops this state never saw)."""
+        for op in _structure(self.root)[0]:
             if type(op.properties) is RecordedDict:
                 op.properties = dict(op.properties)
             if type(op.attributes) is RecordedDict:

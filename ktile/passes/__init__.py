@@ -41,7 +41,9 @@ def run_pipeline(module: ModuleOp, target: Target) -> list[str]:
 
     The module is verified completely once, by the first pass (Verify, through
     ir/verification.py); after each pass, only what the pass changed is verified again
-    (`verify_pass_result`)."""
+    (`verify_pass_result`). While the passes run, the ops' properties and attributes log
+    their writes (ir/verification.py, `RecordedDict`); the module leaves with plain dicts,
+    refused or not."""
     from ..ir.dialect import shared_context
 
     if "kt.target" not in module.attributes:
