@@ -615,9 +615,10 @@ def op_states(root: Operation) -> ModuleState:
 def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | None:
     """The ops whose verification may have changed between two states of a module, None when
     ops were added, removed, moved or rewired (then the whole module is to be verified):
-    - an op whose properties or attributes were written, and the op whose region holds it
-      (a symbol table checks its symbols' names); the readers of a constant too (a kt
-      verifier may read a constant operand's value: ops.constant_int);
+    - an op whose properties or attributes were written, the op whose region holds it (a
+      symbol table checks its symbols' names) and the terminators of its own blocks (a
+      return checks its function's type); the readers of a constant too (a kt verifier may
+      read a constant operand's value: ops.constant_int);
     - for a retyped value, the op that defines it (a block argument: the region's owner), the
       ops that read it, and the op whose region holds each of these (a terminator's owner
       checks what it yields).
@@ -628,6 +629,10 @@ def changed_ops(before: ModuleState, after: ModuleState) -> list[Operation] | No
     affected: dict[Operation, None] = {}
     for op in before.written_before(after):
         _affect(affected, op)
+        for region in op.regions:
+            for block in region.blocks:
+                if block.last_op is not None:
+                    affected[block.last_op] = None
         if type(op) in READ_BY_READERS:
             for use in op.results[0].uses:
                 _affect(affected, use.operation)

@@ -10,7 +10,7 @@ Behaviour, not time: benchmarks/trace_times.py measures the time.
 import pytest
 from test_bad_inputs_ir import bad_module
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, IntegerType, StringAttr
 
 import ktile as hk
 import ktile.passes as pipeline
@@ -83,6 +83,12 @@ BROKEN = [
                        RegTileType(16, 32, fill_yielded(m).results[0].type.element,
                                    StringAttr("row"), StringAttr("none"))),
      ["scf", "16x32"], False),
+    # a return checks its function's type: the function's terminator is re-checked
+    ("a function's type changed",
+     lambda m: kernel_func(m).properties.__setitem__(
+         "function_type", FunctionType.from_lists(kernel_func(m).function_type.inputs.data,
+                                                  [IndexType()])),
+     ["func.return", "function output"], False),
     ("an op moved after its readers",
      lambda m: move_before_last(m, first(m, arith.ConstantOp)), ["defined before its use"], True),
     ("an op its readers need removed", lambda m: binary(m).operands[0].owner.detach(),
@@ -201,9 +207,10 @@ def reverified(monkeypatch):
     return run
 
 
-def test_budgets_re_verifies_the_kernel_function_and_its_module_only(reverified):
+def test_budgets_re_verifies_the_kernel_function_its_module_and_return_only(reverified):
     module, by_pass = reverified("04_gemm", "gemm_wgmma", "gfx1100")
-    assert set(by_pass["budgets"]) == {kernel_func(module), module}
+    fn = kernel_func(module)
+    assert set(by_pass["budgets"]) == {fn, module, fn.body.block.last_op}
 
 
 def test_waits_re_verifies_the_waits_it_annotated_and_their_owners(reverified):
@@ -221,7 +228,8 @@ def test_lds_alloc_re_verifies_what_it_placed_and_their_owners(reverified):
               or "arrival" in op.properties]
     assert any(type(op) is kt.AllocOp for op in placed)
     rest = set(by_pass["lds-alloc"]) - set(placed)
-    assert rest <= {op.parent_op() for op in placed} | {kernel_func(module).parent_op()}
+    fn = kernel_func(module)   # its attributes are written too (kt.lds_bytes)
+    assert rest <= {op.parent_op() for op in placed} | {fn, module, fn.body.block.last_op}
     assert not any(type(op) in (kt.LdsLoadOp, kt.MmaSharedOp) for op in by_pass["lds-alloc"])
 
 
