@@ -1,6 +1,6 @@
 """The norm ops on CPU tensors (the interpreter): rms_norm, fused_add_rms_norm(_), layer_norm
 and layer_norm_backward against their references at small ragged shapes of 1 to 4 dimensions
-(1 row, and model widths 5120 / 14336 at 1-3 rows), in bf16, fp16 and fp32; out=; the in-place
+(1 row, and model widths at 1-3 rows: rms_norm 5120 / 14336, the fused form 4000 / 4096, layer_norm 2000: their widest routes, docs/ops.md), in bf16, fp16 and fp32; out=; the in-place
 engine form; refusals naming the parameter; torch.compile(fullgraph=True) and fake tensors."""
 import pytest
 
@@ -47,7 +47,7 @@ def test_rms_norm_matches_reference(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(1, 64), (3, 1000), (2, 2, 5120), (1, 14336)], ids=str)
+@pytest.mark.parametrize("shape", [(1, 64), (3, 1000), (2, 2, 4000), (1, 4096)], ids=str)
 def test_fused_add_rms_norm_matches_reference(shape, dtype):
     if dtype != "bf16" and shape[-1] > 1000:
         pytest.skip("the wide rows once, in bf16")
@@ -67,7 +67,7 @@ def test_fused_add_rms_norm_in_place_is_the_engine_form():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(37,), (3, 1000), (2, 3, 130), (1, 2, 2, 64), (2, 5120)],
+@pytest.mark.parametrize("shape", [(37,), (3, 1000), (2, 3, 130), (1, 2, 2, 64), (2, 2000)],
                          ids=str)
 def test_layer_norm_matches_reference(shape, dtype):
     t = DTYPES[dtype]

@@ -75,28 +75,33 @@ def test_dequantize_variants_have_their_own_ids():
             "dequantize/dequant_fp8_per_token/bf16/COLS64/gfx950"} <= ids
 
 
-def test_sm90a_norms_hold_narrow_vectors_and_loop_past_4096():
+def test_norms_hold_narrow_vectors_and_loop_past_4096():
     from ktile.ops.rmsnorm import config
     assert config.TABLE.choose(1, 4096, "sm_90a").constants == {"VEC": 64, "HELD": 4,
                                                                  "WARPS": 16}
-    assert config.TABLE.choose(1, 16384, "sm_90a").kernel == "rms_norm_loop"
-    assert config.TABLE.choose(1, 16384, "gfx950").kernel == "rms_norm_held"
+    assert config.TABLE.choose(1, 4096, "gfx950").constants == {"VEC": 128, "HELD": 4,
+                                                                 "WARPS": 8}
+    for target in lib.TARGETS:
+        assert config.TABLE.choose(1, 16384, target).kernel == "rms_norm_loop"
 
 
-@pytest.mark.parametrize("table", ["layernorm", "fused_add_rmsnorm"])
-def test_a_row_past_the_widest_route_is_refused_naming_it(table):
+@pytest.mark.parametrize("table,target,widest", [("layernorm", "sm_90a", 2048),
+                                                 ("fused_add_rmsnorm", "gfx1100", 4096),
+                                                 ("fused_add_rmsnorm", "gfx950", 2048)])
+def test_a_row_past_the_widest_route_is_refused_naming_it(table, target, widest):
     from importlib import import_module
     config = import_module(f"ktile.ops.{table}.config")
     routes = getattr(config, "FORWARD", None) or config.TABLE
-    refused(lambda: routes.choose(2, 8192, "sm_90a"), "8192 columns", "sm_90a", "4096",
+    refused(lambda: routes.choose(2, 8192, target), "8192 columns", target, str(widest),
             kind=InputError)
 
 
 def test_the_interpreter_takes_the_default_targets_routes(monkeypatch):
     from ktile.ops.rmsnorm import config
-    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 256   # gfx1100's
-    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
-    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 64
+    monkeypatch.delenv("KTILE_TARGET", raising=False)
+    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 64    # gfx1100's
+    monkeypatch.setenv("KTILE_TARGET", "gfx950")
+    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 256
 
 
 def test_an_empty_tensor_message_is_the_ops_not_a_norms():

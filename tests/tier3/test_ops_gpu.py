@@ -4,6 +4,8 @@ widths, in its first dtype (the other dtypes at one shape); a CUDA-graph replay 
 and of the in-place fused form matches the eager call."""
 import pytest
 
+from ktile.errors import InputError
+from ktile.ops import _library as lib
 from ktile.ops import all_ops
 
 torch = pytest.importorskip("torch")
@@ -15,10 +17,25 @@ WIDTHS = (2048, 4096, 5120, 8192, 14336, 16384)
 OPS = [op for op in all_ops() if op.case is not None]
 
 
+def routed(op, rows: int, cols: int) -> bool:
+    """Whether `op`'s table has a route for the shape on this GPU (LayerNorm and the fused
+    form hold 2048 / 4096 columns at most: docs/ops.md)."""
+    target = lib.target_of(torch.empty(1, device="cuda"))
+    try:
+        op.table.choose(rows, cols, target)
+    except InputError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("cols", WIDTHS)
 @pytest.mark.parametrize("rows", ROWS)
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
 def test_op_matches_reference_on_the_gpu(op, rows, cols):
+    if not routed(op, rows, cols):   # past the op's widest route here: refused, naming it
+        with pytest.raises(InputError, match="widest route"):
+            op.check(rows, cols, op.dtypes[0], "cuda")
+        return
     err, tol = op.check(rows, cols, op.dtypes[0], "cuda")
     assert err <= tol, f"{op.name} {rows}x{cols}: {err} > {tol}"
 
@@ -26,7 +43,7 @@ def test_op_matches_reference_on_the_gpu(op, rows, cols):
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
 def test_every_dtype_on_the_gpu(op):
     for dtype in op.dtypes:
-        err, tol = op.check(37, 5120, dtype, "cuda")
+        err, tol = op.check(37, 2000, dtype, "cuda")
         assert err <= tol, f"{op.name} {dtype}: {err} > {tol}"
 
 
