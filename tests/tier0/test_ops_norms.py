@@ -1,6 +1,7 @@
 """The norm ops on CPU tensors (the interpreter): rms_norm, fused_add_rms_norm(_), layer_norm
 and layer_norm_backward against their references at small ragged shapes of 1 to 4 dimensions
-(1 row, and model widths at 1-3 rows: rms_norm 5120 / 14336, the fused form 4000 / 4096, layer_norm 2000: their widest routes, docs/ops.md), in bf16, fp16 and fp32; out=; the in-place
+(1 row, and model widths at 1-3 rows: rms_norm 5120 / 14336, the fused form 4000 / 4096,
+layer_norm 2000: their widest routes, docs/ops.md), in bf16, fp16 and fp32; out=; the in-place
 engine form; refusals naming the parameter; torch.compile(fullgraph=True) and fake tensors."""
 import pytest
 
