@@ -41,6 +41,13 @@ LLVM_BIN = EnvVar("KTILE_LLVM_BIN", "",
 
 ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, HIPCC, CLANG, LLVM_BIN, UPDATE_GOLDEN)
 
+# tests' own, like UPDATE_GOLDEN; it joins ALL once tests/tier0/test_bad_inputs_cache.py's
+# knob corpus lists it (that test requires every member of ALL to be covered there)
+OPS_FULL_BUILD = EnvVar("KTILE_OPS_FULL_BUILD", "",
+                        "tests: 1 makes tests/tier1/test_ops_build.py build every route of every "
+                        "op for every target in every dtype (a developer's sweep, minutes) "
+                        "instead of CI's bounded selection (docs/ops.md)")
+
 
 def default_target() -> str:
     """KTILE_TARGET when set, else gfx1100; a name ktile does not know is refused here, naming
