@@ -11,6 +11,7 @@ each; every example's cases run 10 times and compared bitwise (determinism), and
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -274,8 +275,10 @@ def tier3_tests() -> dict:
     """The tier-3 pytest files (CUDA launch path, torch_op under compile and graphs)."""
     cmd = [sys.executable, "-m", "pytest", os.path.join(ROOT, "tests", "tier3"), "-q",
            "-p", "no:cacheprovider"]
+    if importlib.util.find_spec("xdist") is not None:   # 230 tests, most of them builds
+        cmd += ["-n", str(min(8, os.cpu_count() or 1))]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420, cwd=ROOT)
     last = (proc.stdout.strip().splitlines() or [""])[-1]
     return {"ok": proc.returncode == 0, "summary": last, "seconds": time.perf_counter() - start,
             "tail": proc.stdout[-2000:] if proc.returncode else ""}
