@@ -21,7 +21,7 @@ SHAPES = [
 
 @hk.kernel(grid=lambda p: (hk.cdiv(p.w.rows, p.BN),), warps="WARPS", requires=SHAPES)
 def gemv_split_k(x: hk.Tensor[hk.bf16], w: hk.Tensor[hk.bf16], out: hk.Tensor[hk.bf16], *,
-                 BN: hk.Constexpr[int] = 32, BK: hk.Constexpr[int] = 64,
+                 BN: hk.Constexpr[int] = 32, BK: hk.Constexpr[int] = 32,
                  WARPS: hk.Constexpr[int] = 4):
     n, warp, warps = hk.arch.block_idx.x, hk.arch.warp_id, hk.arch.num_warps
     acc = hk.zeros(hk.RT(hk.fp32, 16, BN))       # rows of x past M load as zeros
