@@ -266,7 +266,7 @@ def sanitizer(tool: str, names: list[str]) -> dict:
            os.path.abspath(__file__), "--child-small", ",".join(names)]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420)
-    tail = (proc.stdout + proc.stderr)[-3000:]
+    tail = (proc.stdout + proc.stderr)[-3000:].replace(ROOT + os.sep, "")   # no machine paths
     return {"ok": proc.returncode == 0, "returncode": proc.returncode,
             "seconds": time.perf_counter() - start, "tail": tail}
 
@@ -281,7 +281,7 @@ def tier3_tests() -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420, cwd=ROOT)
     last = (proc.stdout.strip().splitlines() or [""])[-1]
     return {"ok": proc.returncode == 0, "summary": last, "seconds": time.perf_counter() - start,
-            "tail": proc.stdout[-2000:] if proc.returncode else ""}
+            "tail": proc.stdout[-2000:].replace(ROOT + os.sep, "") if proc.returncode else ""}
 
 
 def child_small(names: list[str]) -> int:
