@@ -556,8 +556,8 @@ def same_view(a: Argument, b: Argument) -> bool:
 
 def _aliasing_error(kernel, trace, arguments: list[Argument], w: int, x: int) -> InputError:
     out, other = arguments[w], arguments[x]
-    race = ("on a GPU its blocks run in any order, so one block's writes could change what "
-            "another block reads, or overwrite its results")
+    race = ("on a GPU its blocks and warps run in any order, so one's writes could change what "
+            "another reads, or overwrite its results")
     if x in trace.written_params:
         what = (f"parameters '{out.name}' and '{other.name}' are both written and share memory "
                 f"('{out.name}' starts {out.address - other.address:+d} bytes from "
