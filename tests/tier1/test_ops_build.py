@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import build_gates
+
 from ktile import config
 from ktile.ops import all_kernels, all_ops
 
@@ -58,20 +60,6 @@ def shipped() -> list:
 KERNELS = shipped()
 
 
-def _amd():
-    amd = pytest.importorskip("test_amd_headers")
-    if amd.MISSING:
-        pytest.skip(f"tier 1: needs Debian's LLVM 22 (missing {', '.join(amd.MISSING)})")
-    return amd
-
-
-def _hopper():
-    hopper = pytest.importorskip("test_hopper_headers")
-    if hopper.NVCC is None:
-        pytest.skip("tier 1: nvcc not found")
-    return hopper
-
-
 def _file_name(k) -> str:
     return "".join(c if c.isalnum() else "_" for c in k.id)
 
@@ -84,8 +72,8 @@ def builds(tmp_path_factory) -> dict:
     def build(k):
         source = k.kernel.trace(k.target, **k.constants).source()
         if k.target == "sm_90a":
-            return k.id, _hopper().nvcc_build(source, folder, _file_name(k))
-        return k.id, _amd().amd_build(source, folder, _file_name(k), k.target)
+            return k.id, build_gates.hopper().nvcc_build(source, folder, _file_name(k))
+        return k.id, build_gates.amd().amd_build(source, folder, _file_name(k), k.target)
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(build, KERNELS))
 
@@ -98,12 +86,10 @@ def test_every_op_has_kernels_for_every_target():
 @pytest.mark.parametrize("k", [k for k in KERNELS if k.target in AMD_TARGETS],
                          ids=lambda k: k.id)
 def test_amd_build_is_clean(builds, k):
-    _amd().assert_clean(builds[k.id], k.kernel.name, k.id)
+    build_gates.amd().assert_clean(builds[k.id], k.kernel.name, k.id)
 
 
 @pytest.mark.parametrize("k", [k for k in KERNELS if k.target == "sm_90a"], ids=lambda k: k.id)
 def test_sm90a_build_has_no_spills(builds, k):
     build = builds[k.id]
-    assert build.returncode == 0, f"nvcc failed for {k.id}:\n{build.log[-4000:]}"
-    res = build.functions[k.kernel.name]
-    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (0, 0, 0), res
+    build_gates.assert_sm90a_clean(build, k.kernel.name)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import build_gates
+
 pytestmark = pytest.mark.tier1
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "patterns"
@@ -29,24 +31,10 @@ def kernels() -> list[tuple[str, int]]:
     return [(name, i) for name in names for i in range(len(load(name).KERNELS))]
 
 
-def _amd():
-    amd = pytest.importorskip("test_amd_headers")
-    if amd.MISSING:
-        pytest.skip(f"tier 1: needs Debian's LLVM 22 (missing {', '.join(amd.MISSING)})")
-    return amd
-
-
-def _hopper():
-    hopper = pytest.importorskip("test_hopper_headers")
-    if hopper.NVCC is None:
-        pytest.skip("tier 1: nvcc not found")
-    return hopper
-
-
 @pytest.fixture(scope="module")
 def amd_builds(tmp_path_factory) -> dict:
     """(pattern, index, target) -> (kernel name, build)."""
-    amd = _amd()
+    amd = build_gates.amd()
     folder = tmp_path_factory.mktemp("pattern_amd")
 
     def build(key):
@@ -62,7 +50,7 @@ def amd_builds(tmp_path_factory) -> dict:
 @pytest.fixture(scope="module")
 def hopper_builds(tmp_path_factory) -> dict:
     """(pattern, index) -> (kernel name, build)."""
-    hopper = _hopper()
+    hopper = build_gates.hopper()
     folder = tmp_path_factory.mktemp("pattern_sm90a")
 
     def build(key):
@@ -78,12 +66,10 @@ def hopper_builds(tmp_path_factory) -> dict:
 @pytest.mark.parametrize("name,index", kernels(), ids=[f"{n}[{i}]" for n, i in kernels()])
 def test_amd_build_is_clean(amd_builds, name, index, target):
     entry, build = amd_builds[(name, index, target)]
-    _amd().assert_clean(build, entry, f"{name} kernel {index} on {target}")
+    build_gates.amd().assert_clean(build, entry, f"{name} kernel {index} on {target}")
 
 
 @pytest.mark.parametrize("name,index", kernels(), ids=[f"{n}[{i}]" for n, i in kernels()])
 def test_sm90a_build_has_no_spills(hopper_builds, name, index):
     entry, build = hopper_builds[(name, index)]
-    assert build.returncode == 0, f"nvcc failed for {name}:\n{build.log[-4000:]}"
-    res = build.functions[entry]
-    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (0, 0, 0), res
+    build_gates.assert_sm90a_clean(build, entry)

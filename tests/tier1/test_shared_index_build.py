@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import build_gates
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import shared_index_kernels as K  # noqa: E402
 
@@ -19,9 +21,7 @@ NAMES = sorted(K.KERNELS)
 @pytest.mark.parametrize("target", AMD_TARGETS)
 @pytest.mark.parametrize("name", NAMES)
 def test_amd_build_is_clean(tmp_path, name, target):
-    amd = pytest.importorskip("test_amd_headers")
-    if amd.MISSING:
-        pytest.skip(f"tier 1: needs Debian's LLVM 22 (missing {', '.join(amd.MISSING)})")
+    amd = build_gates.amd()
     kernel, constants = K.KERNELS[name]
     source = kernel.trace(target, **constants).source()
     assert "kt::shared_index<" in source
@@ -31,13 +31,9 @@ def test_amd_build_is_clean(tmp_path, name, target):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_sm90a_build_has_no_spills(tmp_path, name):
-    hopper = pytest.importorskip("test_hopper_headers")
-    if hopper.NVCC is None:
-        pytest.skip("tier 1: nvcc not found")
+    hopper = build_gates.hopper()
     kernel, constants = K.KERNELS[name]
     source = kernel.trace("sm_90a", **constants).source()
     assert "kt::shared_index<" in source
     build = hopper.nvcc_build(source, tmp_path, name)
-    assert build.returncode == 0, build.log[-4000:]
-    res = build.functions[kernel.name]
-    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (0, 0, 0), res
+    build_gates.assert_sm90a_clean(build, kernel.name)
