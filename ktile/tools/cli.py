@@ -16,6 +16,8 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "cocheck": ("ktile.runtime.cocheck.cli",
                 "check AMDGPU code objects: spills, scratch, registers, occupancy, waits"),
+    "check": ("ktile.tools.check",
+              "check an op or a kernel for a target: trace, gates, build, reference"),
 }
 
 
