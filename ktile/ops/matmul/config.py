@@ -1,0 +1,60 @@
+"""Matmul's configuration spaces, one per layout of b (the op picks the table by b's strides,
+the table picks the route by M = rows and N = cols and the target):
+
+- NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
+- NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
+
+M ≤ 64 takes the skinny (decode) kernels, split-K over blocks plus `splitk_reduce` (the op's
+`also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
+the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
+warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
+32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles for the larger M.
+Every route builds with zero spills (tests/tier1/test_ops_build.py) and traces within the
+budgets pass's estimate (tests/tier0/test_ops_routes.py)."""
+from __future__ import annotations
+
+from .._library import AMD_TARGETS, Route, RoutingTable
+
+SM90 = ("sm_90a",)
+LANES32_AMD = ("gfx1100", "gfx1201")
+LANES64 = ("gfx942", "gfx950")
+SKINNY_ROWS = 64                 # M up to this takes the skinny kernels
+
+
+def skinny(kernel: str, rows: int, bk: int, unroll: int, targets, warps: int = 4) -> Route:
+    return Route(kernel, {"ROWS": rows, "BN": 32, "BK": bk, "UNROLL": unroll, "WARPS": warps},
+                 max_rows=rows, targets=targets, sample=(rows - 3, 70))
+
+
+def skinny_routes(kernel: str) -> list[Route]:
+    return [
+        skinny(kernel, 16, 64, 2, SM90), skinny(kernel, 32, 64, 1, SM90),
+        skinny(kernel, 64, 32, 1, SM90),
+        skinny(kernel, 16, 32, 2, LANES32_AMD), skinny(kernel, 32, 32, 1, LANES32_AMD),
+        skinny(kernel, 64, 32, 1, LANES32_AMD),
+        skinny(kernel, 16, 64, 2, LANES64), skinny(kernel, 32, 64, 1, LANES64),
+        skinny(kernel, 64, 32, 1, LANES64),
+    ]
+
+
+NT = RoutingTable(skinny_routes("skinny_nt") + [
+    Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
+    Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
+])
+NN = RoutingTable(skinny_routes("skinny_nn") + [Route("tiles_nn", {}, sample=(70, 100))])
+
+REDUCE = Route("splitk_reduce", {"BN": 64}, sample=(5, 70))
+
+# Split-K over blocks for the skinny kernels: enough blocks for BLOCKS_PER_SM per
+# multiprocessor, each warp left at least MIN_TILES_PER_WARP of its K tiles, at most MAX_SPLITS
+BLOCKS_PER_SM = 4
+MIN_TILES_PER_WARP = 2
+MAX_SPLITS = 16
+CPU_MULTIPROCESSORS = 4          # the interpreter's stand-in, so CPU calls split K too
+
+
+def splits(n_blocks: int, k_tiles: int, warps: int, multiprocessors: int) -> int:
+    """How many blocks share one BN-slice's K tiles: 1 when the slices alone fill the GPU."""
+    wanted = -(-BLOCKS_PER_SM * multiprocessors // n_blocks)
+    most = max(1, k_tiles // (warps * MIN_TILES_PER_WARP))
+    return max(1, min(wanted, most, MAX_SPLITS))

@@ -1,0 +1,139 @@
+"""`ktile.ops.matmul(a, b, bias=None, *, out_dtype=None, out=None)` and `ktile.ops.linear(x,
+weight, bias=None)`: torch semantics (`torch.matmul` for 2-D a [M, K] and b [K, N] plus a
+bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
+
+a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
+fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
+read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
+(nn.Linear's layout); any other layout is refused. M ≤ 64 takes the skinny (decode) kernels,
+K split over blocks and the partials summed in a fixed order; larger M the tile kernels.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from . import checks, config, skinny, tiles
+from .dtypes import NAMES, name_of, pair
+
+KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
+           "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
+           "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn}
+TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+@functools.lru_cache(maxsize=None)
+def _multiprocessors(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def multiprocessors(t: torch.Tensor) -> int:
+    if t.device.type != "cuda":
+        return config.CPU_MULTIPROCESSORS
+    return _multiprocessors(t.device.index or 0)
+
+
+def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
+           out: torch.Tensor) -> None:
+    """Run the routed kernels for a [M, K] · b [K, N] (+ bias) into out [M, N]."""
+    nt = checks.is_weight_view(b)
+    op, weight = (OP_NT, b.t()) if nt else (OP_NN, b)     # weight: W [N, K] or b [K, N]
+    (m, k), n = a.shape, out.shape[1]
+    route = op.table.choose(m, n, lib.target_of(a))
+    dtype = name_of(lib.kt_dtype(a), lib.kt_dtype(out))
+    bias_arg = a if bias is None else bias                # not read without HAS_BIAS
+    if not route.kernel.startswith("skinny"):
+        lib.run(op.kernel(route, dtype), a, weight, bias_arg, out, **route.constants,
+                HAS_BIAS=bias is not None)
+        return
+    c = route.constants
+    count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"], multiprocessors(a))
+    part = torch.empty((count, m, n), dtype=torch.float32, device=a.device)
+    lib.run(op.kernel(route, dtype), a, weight, part, **c)
+    lib.run(OP_NT.kernel(config.REDUCE, dtype), part, bias_arg, out,
+            **config.REDUCE.constants, HAS_BIAS=bias is not None)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
+            out_dtype: str) -> torch.Tensor:
+    out = torch.empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype], device=a.device)
+    launch(a, b, bias, out)
+    return out
+
+
+def _matmul_fake(a, b, bias, out_dtype):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype])
+
+
+def _matmul_out(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
+                out: torch.Tensor) -> None:
+    launch(a, b, bias, out)
+
+
+def _matmul_out_fake(a, b, bias, out):
+    return None
+
+
+_FUNCTIONAL = lib.define("ktile::matmul", _matmul, _matmul_fake)
+_OUT = lib.define("ktile::matmul_out", _matmul_out, _matmul_out_fake, mutates_args=("out",))
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, *,
+           out_dtype: Optional[torch.dtype] = None,
+           out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """a [M, K] · b [K, N] (+ bias [N]) in fp32, rounded once to out_dtype (default a's);
+    writes `out` when given ([M, N] of out_dtype) and returns it."""
+    out_name = checks.check_matmul("matmul", a, b, bias, out_dtype)
+    if out is None:
+        return _FUNCTIONAL(a, b, bias, out_name)
+    checks.check_out("matmul", out, (a.shape[0], b.shape[1]), TORCH_DTYPES[out_name],
+                     {"a": a, "b": b, "bias": bias})
+    _OUT(a, b, bias, out)
+    return out
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor,
+           bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """F.linear: x [..., K] · weight [N, K]ᵀ (+ bias [N]) → [..., N] of x's dtype; x has 1 to
+    4 dimensions, its leading ones folded into M."""
+    lib.check_tensor("linear", "x", x, checks.INPUTS)
+    lib.check_tensor("linear", "weight", weight, checks.INPUTS, ranks=(2, 2))
+    if weight.shape[1] != x.shape[-1]:
+        raise InputError(
+            f"linear: 'x' is {tuple(x.shape)} and 'weight' {tuple(weight.shape)}: the weight "
+            f"is [N, K] with K = x.shape[-1] = {x.shape[-1]} columns",
+            hint="pass the layer's weight as stored (out_features, in_features)")
+    rows = x.reshape(-1, x.shape[-1])
+    y = matmul(rows, weight.t(), bias)
+    return y.view(*x.shape[:-1], weight.shape[0])
+
+
+CASE_K = 200          # not a multiple of any K tile: the last tile is ragged
+
+
+def case_of(nt: bool):
+    """The op's check against its reference for b as W.t() (nt) or row-major b."""
+    def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
+        from ... import dtypes
+        from .reference import matmul as reference, tolerance
+        inputs, output = pair(dtype)
+        a = lib.random((rows, CASE_K), 31, inputs, device)
+        w = lib.random((cols, CASE_K), 32, inputs, device)
+        bias = lib.random((cols,), 33, inputs, device)
+        b = w.t() if nt else w.t().contiguous()
+        an, bn = a.float().cpu().numpy(), b.float().cpu().numpy()
+        want = reference(an, bn, bias.float().cpu().numpy(), getattr(dtypes, output))
+        got = matmul(a, b, bias, out_dtype=TORCH_DTYPES[output])
+        return lib.max_error(got, want), tolerance(an, bn, want, output)
+    return case
+
+
+OP_NT = lib.Op("matmul", {"matmul": matmul, "linear": linear}, KERNELS, NAMES, config.NT,
+               "ktile.ops.matmul.reference", also=(config.REDUCE,), case=case_of(True))
+OP_NN = lib.Op("matmul_nn", {}, KERNELS, NAMES, config.NN, "ktile.ops.matmul.reference",
+               case=case_of(False))
+OPS = [OP_NT, OP_NN]

@@ -1,0 +1,141 @@
+"""The large-M path: out = a · b (+ bias) by output tiles, fp32 accumulators, the epilogue
+(bias in fp32, one rounding to the output dtype) applied to the registers before the store.
+
+- `wgmma_nt` (sm_90a): b the weight W [N, K]. Eight warps per BM×BN block tile, STAGES
+  shared buffers deep; each warp multiplies its BM / 8 rows of A by all of the shared B tile
+  (`ra @ sb.T`: a warpgroup wgmma on sm_90a). The design of examples/04_gemm.py's
+  `gemm_wgmma`: while tile t is multiplied the group loads of t+1 .. t+STAGES-2 fly, and
+  t+STAGES-1's are issued after it; one barrier per tile. The loop runs whole rounds of STAGES
+  tiles: a tile past K is zero-filled by its group load and adds nothing.
+- `tiles_nt` (AMD, the interpreter): b the weight W [N, K]. Four warps per 64×64 block tile
+  through shared memory, each warp one 32×32 quadrant (examples/04_gemm.py's `gemm_warps`).
+- `tiles_nn` (every target): b [K, N] row-major. Four warps per 64×64 block tile, each warp
+  loading its quadrant's A rows and B columns straight from global memory (B in column
+  layout, `a @ b`): a column-layout read of shared memory is the slow path the compiler
+  refuses, so B [K, N] does not go through shared memory.
+
+Ragged edges: loads past M, N or K read 0 (a zero K tail adds nothing), stores past M or N
+write nothing.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from .dtypes import pair
+
+OUT_2D = [
+    (lambda p: p.a.batch * p.a.depth == 1, "a must be 2-D [M, K]"),
+    (lambda p: p.out.batch * p.out.depth == 1 and p.out.rows == p.a.rows,
+     "out must be [M, N] with a's M rows"),
+    (lambda p: not p.HAS_BIAS or (p.bias.cols == p.out.cols and p.bias.rows == 1),
+     "bias must hold one value per column of out (N values)"),
+]
+NT_SHAPES = OUT_2D + [
+    (lambda p: p.b.batch * p.b.depth == 1 and p.b.cols == p.a.cols and p.b.rows == p.out.cols,
+     "b must be the weight [N, K]: a's K columns, out's N columns as its rows"),
+]
+NN_SHAPES = OUT_2D + [
+    (lambda p: p.b.batch * p.b.depth == 1 and p.b.rows == p.a.cols and p.b.cols == p.out.cols,
+     "b must be [K, N]: a's K columns as its rows, out's N columns"),
+]
+
+
+def epilogue(acc, bias, has_bias: bool, n, width: int, dtypes):
+    """acc (+ bias columns [n·width, n·width + width)) rounded once to the output dtype;
+    `dtypes` is (bias dtype, output dtype)."""
+    bias_dtype, out_dtype = dtypes
+    if has_bias:
+        acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(
+            hk.RV(bias_dtype, width, "col")).to(hk.fp32)
+    return acc.to(out_dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def wgmma_nt(dtype: str):
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, p.BM)),
+               requires=NT_SHAPES, warps=8)
+    def matmul_wgmma_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                        out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
+                        BN: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
+                        STAGES: hk.Constexpr[int] = 3, HAS_BIAS: hk.Constexpr[bool] = True):
+        m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
+        warps, w = hk.arch.num_warps, hk.arch.warp_id
+        rows = BM // warps                                   # this warp's rows of the tile
+        sa = [hk.shared(hk.ST(DT, BM, BK)) for _ in range(STAGES)]
+        sb = [hk.shared(hk.ST(DT, BN, BK)) for _ in range(STAGES)]
+        acc = hk.zeros(hk.RT(hk.fp32, rows, BN))
+        for s in range(STAGES - 1):                          # tiles 0 .. STAGES-2 in flight
+            hk.group.load(sa[s], a[hk.tile_coord(0, 0, m, s)])
+            hk.group.load(sb[s], b[hk.tile_coord(0, 0, n, s)])
+        for k in range(0, hk.cdiv(a.cols, BK), STAGES):
+            for s in range(STAGES):                          # unrolled: buffer s, tile k + s
+                hk.wait_for(sa[s], sb[s])
+                hk.barrier()                                 # every warp is done with k+s-1
+                ra = sa[s].load(hk.RT(DT, rows, BK), row=w)
+                hk.wait_for(ra)
+                acc += ra @ sb[s].T
+                free = (s + STAGES - 1) % STAGES             # k+s-1's buffer: a new tile
+                hk.group.load(sa[free], a[hk.tile_coord(0, 0, m, k + s + STAGES - 1)])
+                hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, k + s + STAGES - 1)])
+        hk.wait_for(*sa[:STAGES - 1], *sb[:STAGES - 1])      # the last prefetches (past K)
+        out[hk.tile_coord(0, 0, m * warps + w, n)] = epilogue(acc, bias, HAS_BIAS, n, BN,
+                                                                  (DT, OUT))
+    return matmul_wgmma_nt
+
+
+@functools.lru_cache(maxsize=None)
+def tiles_nt(dtype: str):
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, p.BM)),
+               requires=NT_SHAPES, warps=4)
+    def matmul_tiles_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                        out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 64,
+                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32,
+                        HAS_BIAS: hk.Constexpr[bool] = True):
+        m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
+        wm, wn = hk.arch.warp_id // 2, hk.arch.warp_id % 2   # this warp's quadrant
+        sa = hk.shared(hk.ST(DT, BM, BK))
+        sb = hk.shared(hk.ST(DT, BN, BK))
+        acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
+        for k in range(hk.cdiv(a.cols, BK)):
+            hk.group.load(sa, a[hk.tile_coord(0, 0, m, k)])
+            hk.group.load(sb, b[hk.tile_coord(0, 0, n, k)])
+            hk.wait_for(sa, sb)
+            hk.barrier()
+            ra = sa.load(hk.RT(DT, BM // 2, BK), row=wm)
+            rb = sb.load(hk.RT(DT, BN // 2, BK), row=wn)
+            hk.wait_for(ra, rb)
+            acc += ra @ rb.T
+            hk.barrier()                                     # before the next copy lands
+        qn = 2 * n + wn                                      # in units of the quadrant
+        out[hk.tile_coord(0, 0, 2 * m + wm, qn)] = epilogue(acc, bias, HAS_BIAS, qn, BN // 2,
+                                                            (DT, OUT))
+    return matmul_tiles_nt
+
+
+@functools.lru_cache(maxsize=None)
+def tiles_nn(dtype: str):
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, p.BM)),
+               requires=NN_SHAPES, warps=4)
+    def matmul_tiles_nn(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                        out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 64,
+                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32,
+                        HAS_BIAS: hk.Constexpr[bool] = True):
+        m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
+        qm = 2 * m + hk.arch.warp_id // 2                    # this warp's quadrant
+        qn = 2 * n + hk.arch.warp_id % 2
+        acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
+        for k in range(hk.cdiv(a.cols, BK)):
+            ra = a[hk.tile_coord(0, 0, qm, k)].load(hk.RT(DT, BM // 2, BK))
+            rb = b[hk.tile_coord(0, 0, k, qn)].load(hk.RT(DT, BK, BN // 2, "col"))
+            acc += ra @ rb
+        out[hk.tile_coord(0, 0, qm, qn)] = epilogue(acc, bias, HAS_BIAS, qn, BN // 2,
+                                                            (DT, OUT))
+    return matmul_tiles_nn
