@@ -8,7 +8,9 @@ M ≤ 64 takes the skinny (decode) kernels, split-K over blocks plus `splitk_red
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
 warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
-32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles for the larger M.
+32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles. sm_90a's skinny routes stop
+at M = 32: the budgets pass's estimate puts every 64-row form at fewer than 16 resident warps
+of 64 (its occupancy floor), so M 33..64 takes the wgmma kernel there.
 Every route builds with zero spills (tests/tier1/test_ops_build.py) and traces within the
 budgets pass's estimate (tests/tier0/test_ops_routes.py)."""
 from __future__ import annotations
@@ -18,7 +20,6 @@ from .._library import AMD_TARGETS, Route, RoutingTable
 SM90 = ("sm_90a",)
 LANES32_AMD = ("gfx1100", "gfx1201")
 LANES64 = ("gfx942", "gfx950")
-SKINNY_ROWS = 64                 # M up to this takes the skinny kernels
 
 
 def skinny(kernel: str, rows: int, bk: int, unroll: int, targets, warps: int = 4) -> Route:
@@ -28,8 +29,7 @@ def skinny(kernel: str, rows: int, bk: int, unroll: int, targets, warps: int = 4
 
 def skinny_routes(kernel: str) -> list[Route]:
     return [
-        skinny(kernel, 16, 64, 2, SM90), skinny(kernel, 32, 64, 1, SM90),
-        skinny(kernel, 64, 32, 1, SM90),
+        skinny(kernel, 16, 32, 2, SM90), skinny(kernel, 32, 32, 1, SM90),
         skinny(kernel, 16, 32, 2, LANES32_AMD), skinny(kernel, 32, 32, 1, LANES32_AMD),
         skinny(kernel, 64, 32, 1, LANES32_AMD),
         skinny(kernel, 16, 64, 2, LANES64), skinny(kernel, 32, 64, 1, LANES64),
