@@ -1,29 +1,113 @@
-"""LayerNorm's configuration space. Forward: one block per row, warps by width and lane width
-(as RMSNorm's, ktile/ops/rmsnorm/config.py, which says why the vectors are narrow): rows up to
-2048 columns on every target (16 warps × 2 vectors of 64 on 32-lane targets, 8 × 2 of 128 on
-64-lane ones; 4096-column routes spill on sm_90a and gfx942/gfx950); there is no loop kernel
-yet, so wider rows are refused with the widest width named (a tile-view kernel is future work,
-docs/ops.md). Backward: 16-row tiles of 64 columns over 4 warps (32 over 8 on sm_90a), then the
-column sums of the partials."""
+"""LayerNorm's configuration space, by row width.
+
+Rows whose width is a multiple of 16 take the row-tile kernels (row_tiles.py): the row viewed as
+a 16 × cols/16 block, each warp holding HELD tiles of 16 × 32 of it (32 view columns: one
+16-byte access per lane per tile row where the view's rows are 16-byte aligned, i.e. cols a
+multiple of 128 in 16-bit dtypes). The forward routes are named by the widest row they hold,
+512 · WARPS · HELD columns: 1024, 2048, 3584, 4096, 5120, 8192, 14336 and 16384, so model
+widths fill every warp; a width between two takes the wider route (a few warps idle). 16 × 64
+tiles cost about 146 registers per lane on sm_90a against 70 for 16 × 32 (nvcc 12, the
+global-rows column paths), so the tiles stay 32 wide. The backward holds one tile per warp
+(about 128 registers on sm_90a: the weight, x, dy and two fp32 accumulators), so its row-tile
+routes reach 16 warps × 32 = 8192 columns; wider rows take the 16-row-tile kernel.
+
+Other widths (not a multiple of 16) keep the vector kernels of kernels.py: the forward up to
+2048 columns (refused past that, naming the limit: pad the rows to a multiple of 16), the
+backward at any width.
+
+Backward partial sums: P parts of the rows (block p takes rows p, p + P, ...), written to fp32
+scratch [P, cols] and summed in a fixed order by `column_sums`. P fills the H200's 132
+multiprocessors about twice at large row counts without making the second pass large
+(`parts`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ...errors import InputError
 from .._library import AMD_TARGETS, Route, RoutingTable
 from ..rmsnorm.config import LANES32, LANES64
 from .kernels import held_route
 
 SM90 = ("sm_90a",)
+TILE = 32                        # view columns per register tile
+FORWARD_WIDTHS = {1024: (2, 1), 2048: (4, 1), 3584: (7, 1), 4096: (8, 1), 5120: (10, 1),
+                  8192: (8, 2), 14336: (14, 2), 16384: (16, 2)}      # width: (WARPS, HELD)
+BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}              # width: WARPS
+RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
+MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU
 
+
+@dataclass(frozen=True)
+class RowTileRoute(Route):
+    """A route of the row-tile kernels: rows whose width is a multiple of 16."""
+
+    def fits(self, rows: int, cols: int, target: str | None) -> bool:
+        return cols % 16 == 0 and super().fits(rows, cols, target)
+
+
+@dataclass(frozen=True)
+class RaggedRoute(Route):
+    """A route of the vector kernels, for widths that are not a multiple of 16, or (`beyond`)
+    wider than the row-tile routes hold."""
+    beyond: int | None = None
+
+    def fits(self, rows: int, cols: int, target: str | None) -> bool:
+        other = cols % 16 != 0 or (self.beyond is not None and cols > self.beyond)
+        return other and super().fits(rows, cols, target)
+
+
+def ragged_forward(max_cols: int, warps: int, *, vec: int = 256,
+                   targets: tuple[str, ...]) -> RaggedRoute:
+    route = held_route(max_cols, warps, vec=vec, targets=targets)
+    return RaggedRoute(route.kernel, route.constants, max_cols=max_cols, targets=targets,
+                       sample=route.sample)
+
+
+def row_tile_forward(width: int) -> RowTileRoute:
+    warps, held = FORWARD_WIDTHS[width]
+    return RowTileRoute("layer_norm_rows", {"C": TILE, "HELD": held, "WARPS": warps},
+                        max_cols=width, sample=(3, width - 16 * 5))
+
+
+def row_tile_backward(width: int) -> RowTileRoute:
+    return RowTileRoute("layer_norm_rows_backward", {"C": TILE, "WARPS": BACKWARD_WIDTHS[width]},
+                        max_cols=width, targets=SM90, sample=(21, width - 16 * 5))
+
+
+# ragged routes first: the tables list the narrowest route first, the one the emulation tests
+# pin (tests/tier2/test_ops_emulated.py at 300 columns); the row-tile ones are emulated in
+# tests/tier2/test_layernorm_emulated.py
 FORWARD = RoutingTable([
-    held_route(1024, 8, vec=64, targets=LANES32),
-    held_route(2048, 16, vec=64, targets=LANES32),
-    held_route(1024, 4, targets=LANES64),
-    held_route(2048, 8, vec=128, targets=LANES64),
+    ragged_forward(1024, 8, vec=64, targets=LANES32),
+    ragged_forward(2048, 16, vec=64, targets=LANES32),
+    ragged_forward(1024, 4, targets=LANES64),
+    ragged_forward(2048, 8, vec=128, targets=LANES64),
+    *(row_tile_forward(width) for width in FORWARD_WIDTHS),
 ])
 
-# backward on sm_90a: 32-column tiles over 8 warps (64-column ones take about 144 registers per
-# lane there, 12 resident warps of 64); AMD keeps 64 over 4
+# the 16-row-tile kernel (any width) on sm_90a where no row-tile route fits: 32-column tiles
+# over 8 warps (64-column ones take about 144 registers per lane there); AMD keeps it at 64
+# over 4 for every width (the row-tile backward at 16 warps of 64 lanes needs scratch on gfx950)
 BACKWARD = RoutingTable([
-    Route("layer_norm_dx", {"COLS": 32, "WARPS": 8}, targets=SM90, sample=(21, 300)),
+    RaggedRoute("layer_norm_dx", {"COLS": 32, "WARPS": 8}, targets=SM90, sample=(21, 300),
+                beyond=max(BACKWARD_WIDTHS)),
+    *(row_tile_backward(width) for width in BACKWARD_WIDTHS),
     Route("layer_norm_dx", {"COLS": 64, "WARPS": 4}, targets=AMD_TARGETS, sample=(21, 300)),
 ])
-REDUCTION = Route("column_sum", {"COLS": 64}, sample=(2, 300))
+REDUCTION = Route("column_sums", {"COLS": 32, "WARPS": 4}, sample=(2, 300))
+
+
+def forward_route(rows: int, cols: int, target: str | None) -> Route:
+    """The forward's route, or an InputError naming the limit of widths not a multiple of 16."""
+    if cols % 16 != 0 and cols > RAGGED_FORWARD_MAX:
+        raise InputError(f"layer_norm: rows of {cols} columns: widths that are not a multiple "
+                         f"of 16 run up to {RAGGED_FORWARD_MAX} columns",
+                         hint=f"pad the rows to {cols + 16 - cols % 16} columns (zero weight "
+                              f"and bias on the padding), or file an issue with the shape")
+    return FORWARD.choose(rows, cols, target)
+
+
+def parts(rows: int) -> int:
+    """How many partial sums the row-tile backward writes for `rows` rows: one per row up to
+    the multiprocessor count, then about 16 rows per part, at most two per multiprocessor."""
+    return min(rows, max(MULTIPROCESSORS, min(2 * MULTIPROCESSORS, -(-rows // 16))))

@@ -1,19 +1,21 @@
-"""LayerNorm kernels.
+"""LayerNorm's vector kernels, for rows whose width is not a multiple of 16 (the others take
+the row-tile kernels of row_tiles.py; config.py routes).
 
 Forward (`layer_norm_held`): one block per row, as RMSNorm's (ktile/ops/rmsnorm/kernels.py):
 the row held in registers over WARPS warps of HELD vectors of VEC values; the mean, then the
 variance as the mean of (x − mean)² over the row's own columns (lanes past the row are
 masked out of it), y = (x − mean) · rstd · w + b in fp32, rounded once (torch's layer_norm).
 
-Backward (`layer_norm_dx` + `column_sum`, examples/10_layernorm_backward.py): 16-row tiles;
-dx per row, the weight and bias gradients as per-16-row-block partial sums reduced in block
-order by `column_sum` (no atomics: the same result every run)."""
+Backward (`layer_norm_dx` + `row_tiles.column_sums`, examples/10_layernorm_backward.py):
+16-row tiles; dx per row, the weight and bias gradients as per-16-row-block partial sums
+reduced in block order (no atomics: the same result every run)."""
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtype DT
 import functools
 
 import ktile as hk
 
 from .._library import Route
+from . import row_tiles
 
 FORWARD = [
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D (rows, cols): fold the leading dims"),
@@ -105,25 +107,8 @@ def layer_norm_dx(dtype: str):
     return layer_norm_dx
 
 
-@functools.lru_cache(maxsize=None)
-def column_sum(dtype: str):
-    DT = getattr(hk, dtype)
-
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.part.cols, p.COLS),),
-               requires=[(lambda p: p.part.batch * p.part.depth == 1, "part must be 2-D"),
-                         (lambda p: p.total.cols == p.part.cols, "total must have part's cols")])
-    def column_sum(part: hk.Tensor[hk.fp32], total: hk.Tensor[DT], *,
-                   COLS: hk.Constexpr[int] = 64):
-        c = hk.arch.block_idx.x
-        acc = hk.zeros(hk.RV(hk.fp32, COLS, "col"))
-        for r in range(hk.cdiv(part.rows, 16)):        # partials summed in block order
-            acc += hk.col_sum(part[hk.tile_coord(0, 0, r, c)].load(hk.RT(hk.fp32, 16, COLS)))
-        total[hk.tile_coord(0, 0, 0, c)] = acc.to(DT)
-    return column_sum
-
-
-KERNELS = {"layer_norm_held": layer_norm_held}
-BACKWARD_KERNELS = {"layer_norm_dx": layer_norm_dx, "column_sum": column_sum}
+KERNELS = {"layer_norm_held": layer_norm_held, **row_tiles.KERNELS}
+BACKWARD_KERNELS = {"layer_norm_dx": layer_norm_dx, **row_tiles.BACKWARD_KERNELS}
 
 
 def held_route(max_cols: int, warps: int, *, vec: int = 256,

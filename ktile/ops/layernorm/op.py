@@ -13,6 +13,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from . import config, kernels
+from .row_tiles import row_view
 
 DTYPES = ("bf16", "fp16", "fp32")
 
@@ -31,10 +32,12 @@ def check_inputs(op: str, x, weight, bias, eps) -> float:
 
 
 def launch(x, weight, bias, out, eps: float) -> None:
-    rows = lib.rows_of(x)
-    route = config.FORWARD.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    lib.run(FORWARD_OP.kernel(route, lib.kt_dtype(x)), rows, weight, bias, lib.rows_of(out),
-            eps, **route.constants)
+    rows, cols = lib.rows_of(x).shape
+    route = config.forward_route(rows, cols, lib.target_of(x))
+    kernel = FORWARD_OP.kernel(route, lib.kt_dtype(x))
+    # the row-tile kernel reads a row as a 16 x cols/16 block; the vector kernel as a row
+    view = row_view if isinstance(route, config.RowTileRoute) else lib.rows_of
+    lib.run(kernel, view(x), view(weight), view(bias), view(out), eps, **route.constants)
 
 
 def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
@@ -98,21 +101,22 @@ def check_backward(op: str, dy, x, weight, mean, rstd) -> None:
 
 def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: torch.Tensor,
               rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    rows_x = lib.rows_of(x)
-    rows, cols = rows_x.shape
+    rows, cols = lib.rows_of(x).shape
     dtype = lib.kt_dtype(x)
     route = config.BACKWARD.choose(rows, cols, lib.target_of(x))
-    blocks = -(-rows // 16)
+    tiled = isinstance(route, config.RowTileRoute)
+    # partial sums: one per part of the rows (row tiles), else one per 16-row block
+    parts = config.parts(rows) if tiled else -(-rows // 16)
     dx = torch.empty_like(x)
-    dw_part = torch.empty((blocks, cols), dtype=torch.float32, device=x.device)
+    dw_part = torch.empty((parts, cols), dtype=torch.float32, device=x.device)
     db_part = torch.empty_like(dw_part)
     dweight, dbias = torch.empty_like(weight), torch.empty_like(weight)
-    lib.run(BACKWARD_OP.kernel(route, dtype), lib.rows_of(dy), rows_x, weight,
-            mean.reshape(-1), rstd.reshape(-1), lib.rows_of(dx), dw_part, db_part,
+    view = row_view if tiled else lib.rows_of
+    lib.run(BACKWARD_OP.kernel(route, dtype), view(dy), view(x), view(weight),
+            mean.reshape(-1), rstd.reshape(-1), view(dx), view(dw_part), view(db_part),
             **route.constants)
-    reduce = BACKWARD_OP.kernel(config.REDUCTION, dtype)
-    lib.run(reduce, dw_part, dweight, **config.REDUCTION.constants)
-    lib.run(reduce, db_part, dbias, **config.REDUCTION.constants)
+    lib.run(BACKWARD_OP.kernel(config.REDUCTION, dtype), dw_part, db_part, dweight, dbias,
+            **config.REDUCTION.constants)
     return dx, dweight, dbias
 
 

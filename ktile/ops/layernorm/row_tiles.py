@@ -1,0 +1,158 @@
+"""LayerNorm kernels over rows seen as tiles ("row as a tile"): the op passes a row of `cols`
+values (cols % 16 == 0) as a 16 × cols/16 block, `x.view(rows * 16, cols // 16)`, weight and
+bias as `w.view(16, cols // 16)` (`row_view`). Row r of x is tile-row r of the view, so a
+row-layout register tile `hk.RT(DT, 16, C)` at `tile_coord(0, 0, r, c)` holds 16·C values of
+the row with no replication, moved in 16-byte accesses per lane where the view's rows are
+16-byte aligned (the "wide" path of sm_90a's global_rows.hpp; other widths take pairs).
+
+- `layer_norm_rows`: one block per row, warp w holding view-column tiles w, w + WARPS, ...
+  (HELD of them) in registers, so x is read once. The mean is a full-tile sum (row_sum, sum,
+  then group.sum over warps), the variance the mean of (x − mean)² from the registers, over the
+  row's own columns (a tile past the view's edge reads 0 and is masked out of it), as torch.
+- `layer_norm_rows_backward`: block p of P takes rows p, p + P, ...: per row, dx from the two
+  full-tile sums Σ x̂·w·dy and Σ w·dy; the weight and bias gradients are accumulated over the
+  block's rows elementwise in fp32 tiles (in the view a row is a 16 × cols/16 tile) and written
+  once, as row p of the fp32 scratch [P, cols] (`dw_part`, `db_part`).
+- `column_sums`: dw = Σ_p dw_part[p], db likewise, in a fixed order (each warp a fixed set of
+  16-row slabs, then the warps in order): the same result every run, no atomics.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtype DT
+import functools
+
+import ktile as hk
+
+ROW_VIEW = [
+    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D (rows * 16, cols / 16)"),
+    (lambda p: p.x.rows % 16 == 0, "x must be the row view x.view(rows * 16, cols // 16)"),
+    (lambda p: p.w.rows == 16 and p.w.cols == p.x.cols,
+     "w must be the weight's view w.view(16, cols // 16)"),
+]
+
+FORWARD = ROW_VIEW + [
+    (lambda p: p.o.shape == p.x.shape, "o must have x's shape"),
+    (lambda p: p.b.shape == p.w.shape, "b must be the bias's view b.view(16, cols // 16)"),
+    (lambda p: p.HELD * p.C * p.WARPS >= p.x.cols,
+     "HELD x C x WARPS (the view columns a block holds) must be at least x.cols"),
+]
+
+
+def row_view(t):
+    """A contiguous tensor of rows of `cols` values (cols % 16 == 0) as the 2-D view whose tile
+    row r is row r: (rows * 16, cols // 16)."""
+    return t.view(-1, t.shape[-1] // 16)
+
+
+@functools.lru_cache(maxsize=None)
+def layer_norm_rows(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps="WARPS", requires=FORWARD)
+    def layer_norm_rows(x: hk.Tensor[DT], w: hk.Tensor[DT], b: hk.Tensor[DT], o: hk.Tensor[DT],
+                        eps: float, *, C: hk.Constexpr[int] = 64,
+                        HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4):
+        r, warp = hk.arch.block_idx.x, hk.arch.warp_id
+        t = hk.RT(DT, 16, C)
+        chunks = [warp + i * WARPS for i in range(HELD)]     # unrolled: held in registers
+        held = [x[hk.tile_coord(0, 0, r, c)].load(t) for c in chunks]
+        n = hk.to_float(x.cols * 16)
+        total = hk.zeros(hk.RT(hk.fp32, 16, C))
+        for xs in held:
+            total += xs.to(hk.fp32)                           # columns past the row read 0
+        mean = hk.group.sum(hk.sum(hk.row_sum(total))) / n
+        column = hk.iota(hk.RT(hk.i32, 16, C), "col")
+        squares = hk.zeros(hk.RT(hk.fp32, 16, C))
+        for c, xs in zip(chunks, held):
+            d = hk.where(column + c * C < x.cols, xs.to(hk.fp32) - mean, 0.0)
+            squares += d * d
+        rstd = hk.rsqrt(hk.group.sum(hk.sum(hk.row_sum(squares))) / n + eps)
+        for c, xs in zip(chunks, held):
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)
+            bs = b[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)
+            o[hk.tile_coord(0, 0, r, c)] = ((xs.to(hk.fp32) - mean) * rstd * ws + bs).to(DT)
+    return layer_norm_rows
+
+
+BACKWARD = ROW_VIEW + [
+    (lambda p: p.dy.shape == p.x.shape and p.dx.shape == p.x.shape,
+     "dy and dx must be row views of x's shape"),
+    (lambda p: p.mean.cols * 16 == p.x.rows and p.rstd.cols * 16 == p.x.rows,
+     "mean and rstd must hold one value per row of x"),
+    (lambda p: p.dw_part.shape == p.db_part.shape and p.dw_part.cols == p.x.cols
+     and p.dw_part.rows % 16 == 0 and p.dw_part.rows <= p.x.rows,
+     "dw_part and db_part must be row views of fp32 [parts, cols], parts <= rows"),
+    (lambda p: p.C * p.WARPS >= p.x.cols, "C x WARPS (the view columns a block holds) must be "
+                                          "at least x.cols"),
+]
+
+
+def _row_value(v, r):
+    """Element r of the 1-D fp32 global `v` as a scalar: the vector at element r, first lane."""
+    near = v[hk.elem_coord(0, 0, 0, r)].load(hk.RV(hk.fp32, 16))
+    return hk.sum(hk.where(hk.iota(hk.RV(hk.i32, 16), "row") == 0, near, 0.0))
+
+
+@functools.lru_cache(maxsize=None)
+def layer_norm_rows_backward(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.dw_part.rows, 16),), warps="WARPS", requires=BACKWARD)
+    def layer_norm_rows_backward(dy: hk.Tensor[DT], x: hk.Tensor[DT], w: hk.Tensor[DT],
+                                 mean: hk.Tensor[hk.fp32], rstd: hk.Tensor[hk.fp32],
+                                 dx: hk.Tensor[DT], dw_part: hk.Tensor[hk.fp32],
+                                 db_part: hk.Tensor[hk.fp32], *, C: hk.Constexpr[int] = 64,
+                                 WARPS: hk.Constexpr[int] = 4):
+        part, c = hk.arch.block_idx.x, hk.arch.warp_id
+        t, f = hk.RT(DT, 16, C), hk.RT(hk.fp32, 16, C)
+        ws = w[hk.tile_coord(0, 0, 0, c)].load(t)               # the weight, held for all rows
+        dw = hk.zeros(f)
+        db = hk.zeros(f)
+        n = hk.to_float(x.cols * 16)
+        for r in range(part, hk.cdiv(x.rows, 16), hk.cdiv(dw_part.rows, 16)):
+            mu, rs = _row_value(mean, r), _row_value(rstd, r)
+            g = dy[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32)
+            xhat = (x[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32) - mu) * rs
+            wdy = g * ws.to(hk.fp32)                            # columns past the row: 0
+            c1 = hk.group.sum(hk.sum(hk.row_sum(xhat * wdy))) / n
+            c2 = hk.group.sum(hk.sum(hk.row_sum(wdy))) / n
+            dx[hk.tile_coord(0, 0, r, c)] = ((wdy - (xhat * c1 + c2)) * rs).to(DT)
+            dw += g * xhat
+            db += g
+        dw_part[hk.tile_coord(0, 0, part, c)] = dw
+        db_part[hk.tile_coord(0, 0, part, c)] = db
+    return layer_norm_rows_backward
+
+
+SUMS = [
+    (lambda p: p.dw_part.batch * p.dw_part.depth == 1, "dw_part must be 2-D [parts, cols]"),
+    (lambda p: p.db_part.shape == p.dw_part.shape, "db_part must have dw_part's shape"),
+    (lambda p: p.dw.cols == p.dw_part.cols and p.db.cols == p.dw_part.cols,
+     "dw and db must hold one value per column of the partials"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def column_sums(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.dw_part.cols, p.COLS),), warps="WARPS", requires=SUMS)
+    def column_sums(dw_part: hk.Tensor[hk.fp32], db_part: hk.Tensor[hk.fp32],
+                    dw: hk.Tensor[DT], db: hk.Tensor[DT], *, COLS: hk.Constexpr[int] = 32,
+                    WARPS: hk.Constexpr[int] = 4):
+        c, warp = hk.arch.block_idx.x, hk.arch.warp_id
+        f = hk.RT(hk.fp32, 16, COLS)
+        acc_w = hk.zeros(f)
+        acc_b = hk.zeros(f)
+        for s in range(warp, hk.cdiv(dw_part.rows, 16), WARPS):   # slabs past the end read 0
+            acc_w += dw_part[hk.tile_coord(0, 0, s, c)].load(f)
+            acc_b += db_part[hk.tile_coord(0, 0, s, c)].load(f)
+        total_w = hk.group.sum(hk.col_sum(acc_w))
+        total_b = hk.group.sum(hk.col_sum(acc_b))
+        if warp == 0:
+            dw[hk.tile_coord(0, 0, 0, c)] = total_w.to(DT)
+            db[hk.tile_coord(0, 0, 0, c)] = total_b.to(DT)
+    return column_sums
+
+
+KERNELS = {"layer_norm_rows": layer_norm_rows}
+BACKWARD_KERNELS = {"layer_norm_rows_backward": layer_norm_rows_backward,
+                    "column_sums": column_sums}
