@@ -18,6 +18,7 @@ SUBCOMMANDS = {
                 "check AMDGPU code objects: spills, scratch, registers, occupancy, waits"),
     "check": ("ktile.tools.check",
               "check an op or a kernel for a target: trace, gates, build, reference"),
+    "bench": ("ktile.bench.cli", "time ops on a CUDA GPU against torch, torch.compile, Triton"),
 }
 
 

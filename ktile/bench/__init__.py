@@ -1,0 +1,8 @@
+"""The op benchmark: ktile's ops against torch eager, torch.compile and Triton on a CUDA GPU
+(`ktile bench`, benchmarks/ops.py), and the performance gate of the GPU suite (gate.py).
+
+cases.py and bench_*.py: what is timed (shapes, inputs, formulas, bytes moved); timing.py: how;
+runner.py: checks and timings per shape; suite.py: a run over ops and its files; report.py: the
+summary table; plot.py: PNGs; gate.py: regressions against recorded figures; cli.py: the
+command. Nothing here is imported by `import ktile`.
+"""
