@@ -1,6 +1,9 @@
 """ktile.ops.softmax on CPU tensors (the interpreter): 1-4-D, ragged rows and columns, one row,
-every dtype, any dim, the split path (rows across blocks, forced at small widths through a
-table of its own), out=, refusals and torch.compile(fullgraph=True)."""
+every dtype, any dim; every route of the shipped table at its sample shape; the row-tile
+kernels (rows of a multiple of 16 columns) held, looped and split across blocks (split counts
+forced), -inf stretches (masked logits); the 16-row kernels for other widths and their split
+path (forced at small widths through a table of their own); out=, refusals and
+torch.compile(fullgraph=True)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +14,7 @@ torch = pytest.importorskip("torch")
 import ktile as hk  # noqa: E402
 from ktile import ops  # noqa: E402
 from ktile.errors import InputError  # noqa: E402
+from ktile.ops import _library as lib  # noqa: E402
 from ktile.ops._library import Route, RoutingTable  # noqa: E402
 from ktile.ops.softmax import config, op as softmax_op  # noqa: E402
 from ktile.ops.softmax.reference import softmax as reference, tolerance  # noqa: E402
@@ -42,7 +46,8 @@ def split_table(monkeypatch):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("shape", [(70,), (1, 64), (37, 300), (2, 3, 50), (2, 1, 17, 129)],
+@pytest.mark.parametrize("shape", [(70,), (1, 64), (37, 300), (2, 3, 50), (2, 1, 17, 129),
+                                   (96,), (5, 1040), (2, 3, 4, 272)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_rows(dt, shape):
     x = rand(shape, DTYPES[dt], 1)
@@ -66,10 +71,7 @@ def test_split_across_blocks(split_table, dt, shape):
 
 def test_split_is_the_path_taken(split_table, monkeypatch):
     split_table(block=64)
-    launched = []
-    real = softmax_op.OP.kernel
-    monkeypatch.setattr(softmax_op.OP, "kernel",
-                        lambda route, dtype: launched.append(route.kernel) or real(route, dtype))
+    launched = launched_kernels(monkeypatch)
     x = rand((2, 200), torch.float32, 4)
     check(ops.softmax(x), x)
     assert launched == ["softmax_partials", "softmax_normalize"]
@@ -84,10 +86,84 @@ def test_split_agrees_with_rows_bit_for_bit_in_fp32_max(split_table):
     torch.testing.assert_close(split.sum(-1), torch.ones(5), rtol=0, atol=1e-5)
 
 
-def test_shipped_table_routes_wide_few_rows_to_split():
-    assert config.TABLE.choose(32, 151936, "sm_90a").kernel == "softmax_partials"
-    assert config.TABLE.choose(4096, 32000, "sm_90a").kernel == "softmax_rows"
-    assert config.TABLE.choose(1, 300, None).kernel == "softmax_rows"
+ROW_TILE = [r for r in config.ROUTES if r.kernel in ("softmax_held", "softmax_loop",
+                                                       "softmax_stats")]
+
+
+@pytest.mark.parametrize("route", ROW_TILE, ids=lambda r: f"{r.kernel}-{r.max_cols}")
+@pytest.mark.parametrize("dt", ["fp32", "bf16"])
+def test_every_row_tile_route_at_its_sample(route, dt):
+    with lib.pinned(config.TABLE, route):
+        err, tol = softmax_op.OP.check(*route.sample, dt)
+    assert err <= tol, (route, err, tol)
+
+
+def launched_kernels(monkeypatch) -> list:
+    launched = []
+    real = softmax_op.OP.kernel
+    monkeypatch.setattr(softmax_op.OP, "kernel",
+                        lambda route, dtype: launched.append(route.kernel) or real(route, dtype))
+    return launched
+
+
+@pytest.mark.parametrize("splits", [1, 2, 5, 7])
+def test_row_tile_split_at_any_count(monkeypatch, splits):
+    """Splits that do not divide the row's tiles: the last block takes fewer (or none)."""
+    monkeypatch.setattr(config, "split_count", lambda *args: splits)
+    launched = launched_kernels(monkeypatch)
+    x = rand((3, 16 * 190), torch.float32, 11)   # 6 tiles of 32 view columns, the last ragged
+    with lib.pinned(config.TABLE, route_of("softmax_stats")):
+        check(ops.softmax(x), x)
+    assert launched == ["softmax_stats", "softmax_write"]
+
+
+def route_of(kernel: str, cols: int = 0) -> Route:
+    """The first route of the shipped table for `kernel` that holds rows of `cols` columns."""
+    return next(r for r in config.ROUTES
+                if r.kernel == kernel and (r.max_cols is None or r.max_cols >= cols))
+
+
+@pytest.mark.parametrize("kernel", ["softmax_stats", "softmax_loop"])
+def test_row_tile_paths_agree_with_held(kernel):
+    x = rand((4, 16 * 60), torch.float32, 12, scale=20.0)
+    whole = ops.softmax(x)
+    with lib.pinned(config.TABLE, route_of(kernel)):
+        other = ops.softmax(x)
+    torch.testing.assert_close(other, whole, rtol=0, atol=1e-6)
+    torch.testing.assert_close(other.sum(-1), torch.ones(4), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel", ["softmax_held", "softmax_stats", "softmax_loop"])
+def test_masked_logits(kernel):
+    """-inf stretches (whole 1/16 segments and whole tiles of a row) give 0 there; a row that
+    is -inf everywhere gives NaN, as torch does."""
+    x = rand((3, 16 * 64), torch.float32, 13)
+    x[0, :700] = float("-inf")
+    x[1, 5::3] = float("-inf")
+    x[2] = float("-inf")
+    with lib.pinned(config.TABLE, route_of(kernel, x.shape[-1])):
+        got = ops.softmax(x)
+    want = torch.softmax(x, -1)
+    assert torch.isnan(got[2]).all() and torch.isnan(want[2]).all()
+    torch.testing.assert_close(got[:2], want[:2], rtol=0, atol=1e-6)
+
+
+def test_split_count():
+    assert config.split_count(32, 151936, 32, 528) == 17     # 32 rows fill 528 blocks
+    assert config.split_count(1, 151936, 32, 528) == config.MAX_SPLITS
+    assert config.split_count(1, 16 * 40, 32, 528) == 2       # one per tile at most
+    assert config.split_count(1000, 16 * 4000, 32, 528) == 1
+
+
+def test_shipped_table_routes():
+    def kernel(rows, cols, target="sm_90a"):
+        return config.TABLE.choose(rows, cols, target).kernel
+    assert kernel(32, 151936) == "softmax_stats" and kernel(1, 128256) == "softmax_stats"
+    assert kernel(4096, 32000) == "softmax_held" and kernel(1, 16384) == "softmax_held"
+    assert kernel(4096, 151936) == "softmax_loop"
+    assert kernel(4096, 4096) == "softmax_held" and kernel(1, 64, None) == "softmax_held"
+    assert kernel(32, 151930) == "softmax_partials" and kernel(1, 300, None) == "softmax_rows"
+    assert all(r.cols_multiple == config.TILE for r in ROW_TILE)
 
 
 def test_extreme_values():

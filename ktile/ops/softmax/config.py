@@ -1,23 +1,68 @@
 """Softmax's configuration space, by (rows, cols) of the 2-D view; the first route that fits wins.
 
-- rows of up to 4096 columns: one block per 16 rows (`softmax_rows`), its warps sharing each row;
-- wide rows, few of them (up to 512 rows): each row split across blocks of `BLOCK` columns
-  (`softmax_partials` then `softmax_normalize`, at the same constants), so a handful of rows
-  still fills the GPU;
-- anything else: `softmax_rows` (many rows fill the GPU by themselves).
+Rows of a multiple of 16 columns take the row-as-a-tile kernels (row_tile.py: x viewed as
+[rows * 16, cols // 16], one 16 x C register tile per warp per step; every route has
+`cols_multiple=16`):
 
-A split route is always a `softmax_partials` route followed by its `softmax_normalize` twin:
-the op launches both at the first's constants. Tests force the split path at small widths by
-routing through a table of their own (`TABLE` is read at each call)."""
+- up to 16384 columns, and up to 32768 for more than 128 rows: `softmax_held`, one block per
+  row held in registers (x read once), with as many warps and tiles as the width needs;
+  16 x 32 tiles (the narrowest route 16 x 16) compile tighter than 16 x 64 ones at the same
+  data per lane (sm_90a: 64 registers for two 16 x 32 fp32 tiles, 80 for one 16 x 64);
+- wider, up to 128 rows (fewer than a GPU of blocks): each row split across blocks,
+  `softmax_stats` then `softmax_write` (two launches, no atomics; `split_count` blocks per
+  row, passed as the scratch's shape), so a handful of vocabulary rows fills the GPU;
+- wider, more rows: `softmax_loop`, one block per row, x read twice (the second time mostly
+  from L2).
+
+Rows of other widths take the 16-row kernels (kernels.py), correct at any width but slower:
+`softmax_rows` up to 4096 columns, their split form for up to 512 rows, `softmax_rows`.
+
+A split route is always followed by its twin at the same constants (`softmax_stats` by
+`softmax_write`, `softmax_partials` by `softmax_normalize`): the op launches both; the twin is
+listed so the build and emulation tests compile it. `TABLE` is read at each call."""
 from .._library import Route, RoutingTable
 
-SPLIT = {"BLOCK": 4096, "COLS": 64, "WARPS": 4}
+TILE = 16                      # cols_multiple of the row-tile routes: 16 view rows per row
+HELD_MAX_COLS = 32768
+SPLIT_MAX_ROWS = 128
+SPLIT = {"C": 32, "WARPS": 4}
+MAX_SPLITS = 64
+BLOCKS_PER_SM = 4             # the split routes aim for this many blocks per multiprocessor
+ROWS16_SPLIT = {"BLOCK": 4096, "COLS": 64, "WARPS": 4}
+
+
+def held(max_cols: int, warps: int, tiles: int = 1, c: int = 32) -> Route:
+    """`softmax_held` for rows up to `max_cols` wide: `warps` warps of `tiles` 16 x c tiles."""
+    assert tiles * warps * c * TILE >= max_cols
+    return Route("softmax_held", {"C": c, "HELD": tiles, "WARPS": warps}, max_cols=max_cols,
+                 cols_multiple=TILE, sample=(3, max_cols - 3 * TILE if max_cols > 256 else 240))
+
 
 ROUTES = [
+    held(256, 1, c=16),
+    held(1024, 2),
+    held(2048, 4),
+    held(4096, 8),
+    held(8192, 16),
+    held(16384, 16, tiles=2),
+    Route("softmax_stats", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
+    Route("softmax_write", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
+    held(HELD_MAX_COLS, 16, tiles=4),
+    Route("softmax_loop", {"C": 32, "WARPS": 8}, cols_multiple=TILE, sample=(3, 3200)),
     Route("softmax_rows", {"COLS": 64, "WARPS": 4}, max_cols=4096, sample=(21, 300)),
-    Route("softmax_partials", SPLIT, max_rows=512, sample=(3, 5000)),
-    Route("softmax_normalize", SPLIT, max_rows=512, sample=(3, 5000)),
+    Route("softmax_partials", ROWS16_SPLIT, max_rows=512, sample=(3, 5000)),
+    Route("softmax_normalize", ROWS16_SPLIT, max_rows=512, sample=(3, 5000)),
     Route("softmax_rows", {"COLS": 64, "WARPS": 4}, sample=(21, 300)),
 ]
 
 TABLE = RoutingTable(ROUTES)
+
+SPLIT_TWINS = {"softmax_stats": "softmax_write", "softmax_partials": "softmax_normalize"}
+
+
+def split_count(rows: int, cols: int, c: int, blocks: int) -> int:
+    """Blocks per row of a split route: enough for `rows` x splits to reach `blocks` (a few per
+    multiprocessor), at most one per 16 x c tile of the row and at most MAX_SPLITS (phase 2
+    folds every partial of its row: it stays cheap)."""
+    tiles = -(-(cols // TILE) // c)
+    return max(1, min(-(-blocks // rows), tiles, MAX_SPLITS))

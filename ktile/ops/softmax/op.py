@@ -2,39 +2,73 @@
 fp16 or fp32 tensor, computed in float32 and rounded once to x's dtype.
 
 The kernels reduce along rows (the last axis); another `dim` is moved last (a copy), computed,
-and moved back. Rows of any width: a wide row with few rows splits across blocks in two phases
-(float32 partial max and sum per block, folded in order: no atomics). `torch.ops.ktile.softmax`
-and its `_out` form."""
+and moved back. Rows of a multiple of 16 columns are passed to the row-tile kernels as
+[rows * 16, cols // 16] views (row_tile.py); wide rows with few rows split across blocks in two
+phases (float32 partial max and sum per block, folded in order: no atomics). Other widths take
+the 16-row kernels (kernels.py). `torch.ops.ktile.softmax` and its `_out` form."""
 from __future__ import annotations
+
+import functools
 
 import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import config, kernels
+from . import config, kernels, row_tile
 
 DTYPES = ("bf16", "fp16", "fp32")
+CPU_MULTIPROCESSORS = 2      # the interpreter's stand-in: splits stay few and quick
 
 
-def _normalize_route(partials):
-    """The `softmax_normalize` twin of a split route: the same constants."""
-    return lib.Route("softmax_normalize", partials.constants, partials.max_rows,
-                     partials.max_cols, partials.targets, partials.sample)
+def _twin(route):
+    """The phase-2 route of a split route: its twin kernel at the same constants."""
+    return lib.Route(config.SPLIT_TWINS[route.kernel], route.constants, route.max_rows,
+                     route.max_cols, route.targets, route.sample)
+
+
+@functools.lru_cache(maxsize=None)
+def _multiprocessors(device) -> int:
+    """Multiprocessors of x's GPU; on the CPU (the interpreter) a small stand-in."""
+    if device.type != "cuda":
+        return CPU_MULTIPROCESSORS
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _launch_row_tile(route, dtype, x2, o2) -> None:
+    """x2 (rows, cols) viewed as [rows * 16, cols // 16]: a row of x is one 16-row tile."""
+    rows, cols = x2.shape
+    xv, ov = x2.view(rows * config.TILE, cols // config.TILE), o2.view(rows * config.TILE, -1)
+    if route.kernel != "softmax_stats":
+        lib.run(OP.kernel(route, dtype), xv, ov, **route.constants)
+        return
+    blocks = _multiprocessors(x2.device) * config.BLOCKS_PER_SM
+    splits = config.split_count(rows, cols, route.constants["C"], blocks)
+    m = torch.empty((rows, splits * config.TILE), dtype=torch.float32, device=x2.device)
+    s = torch.empty_like(m)
+    lib.run(OP.kernel(route, dtype), xv, m, s, **route.constants)
+    lib.run(OP.kernel(_twin(route), dtype), xv, m, s, ov, **route.constants)
+
+
+def _launch_rows16(route, dtype, x2, o2) -> None:
+    """The 16-row kernels (kernels.py): any width."""
+    if route.kernel != "softmax_partials":
+        lib.run(OP.kernel(route, dtype), x2, o2, **route.constants)
+        return
+    splits = -(-x2.shape[1] // route.constants["BLOCK"])
+    m = torch.empty((splits, x2.shape[0]), dtype=torch.float32, device=x2.device)
+    s = torch.empty_like(m)
+    lib.run(OP.kernel(route, dtype), x2, m, s, **route.constants)
+    lib.run(OP.kernel(_twin(route), dtype), x2, m, s, o2, **route.constants)
 
 
 def launch(x: torch.Tensor, out: torch.Tensor) -> None:
     """Softmax of each row of contiguous x into out (x's shape)."""
-    rows, o = lib.rows_of(x), lib.rows_of(out)
-    route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    dtype = lib.kt_dtype(x)
-    if route.kernel != "softmax_partials":
-        OP.kernel(route, dtype)(rows, o, **route.constants)
-        return
-    splits = -(-rows.shape[1] // route.constants["BLOCK"])
-    m = torch.empty((splits, rows.shape[0]), dtype=torch.float32, device=x.device)
-    s = torch.empty_like(m)
-    OP.kernel(route, dtype)(rows, m, s, **route.constants)
-    OP.kernel(_normalize_route(route), dtype)(rows, m, s, o, **route.constants)
+    x2, o2 = lib.rows_of(x), lib.rows_of(out)
+    route = config.TABLE.choose(x2.shape[0], x2.shape[1], lib.target_of(x))
+    if route.kernel in row_tile.KERNELS:
+        _launch_row_tile(route, lib.kt_dtype(x), x2, o2)
+    else:
+        _launch_rows16(route, lib.kt_dtype(x), x2, o2)
 
 
 def _last_axis(x, dim: int):
@@ -89,6 +123,15 @@ def softmax(x, dim: int = -1, *, out=None):
     return out
 
 
-OP = lib.Op("softmax", {"softmax": softmax}, kernels.KERNELS, DTYPES, config.TABLE,
-            "ktile.ops.softmax.reference")
+def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
+    """(max error, tolerance) of `softmax` on seeded inputs of rows x cols against the reference."""
+    from ... import dtypes
+    from .reference import softmax as reference, tolerance
+    x = lib.random((rows, cols), 1, dtype, device) * 3
+    want = reference(x.float().cpu().numpy(), getattr(dtypes, dtype))
+    return lib.max_error(softmax(x), want), tolerance(getattr(dtypes, dtype))
+
+
+OP = lib.Op("softmax", {"softmax": softmax}, {**row_tile.KERNELS, **kernels.KERNELS}, DTYPES,
+            config.TABLE, "ktile.ops.softmax.reference", case=case)
 OPS = [OP]
