@@ -1,5 +1,5 @@
-"""Matmul's configuration spaces, one per layout of b (the op picks the table by b's strides,
-the table picks the route by M = rows and N = cols and the target):
+"""Matmul's configuration space: routes for two layouts of b (the op picks the layout by b's
+strides, then the first route of that layout's kernels by M = rows, N = cols and the target):
 
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
@@ -15,6 +15,7 @@ Every route builds with zero spills (tests/tier1/test_ops_build.py) and traces w
 budgets pass's estimate (tests/tier0/test_ops_routes.py)."""
 from __future__ import annotations
 
+from ...errors import InputError
 from .._library import AMD_TARGETS, Route, RoutingTable
 
 SM90 = ("sm_90a",)
@@ -37,11 +38,31 @@ def skinny_routes(kernel: str) -> list[Route]:
     ]
 
 
-NT = RoutingTable(skinny_routes("skinny_nt") + [
-    Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
-    Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
-])
-NN = RoutingTable(skinny_routes("skinny_nn") + [Route("tiles_nn", {}, sample=(70, 100))])
+NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
+            Route("wgmma_nt", {}, targets=SM90, sample=(70, 100))]
+NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
+
+# One table, the op's (what `all_kernels()` lists and the build tests build). CI builds the
+# first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
+# the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
+# kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
+TABLE = RoutingTable(skinny_routes("skinny_nt") + skinny_routes("skinny_nn") + NN_TILES
+                     + NT_TILES)
+
+
+def choose(layout: str, rows: int, cols: int, target: str | None) -> Route:
+    """The first route of `layout`'s kernels ("nt": b is W.t(); "nn": b row-major) that fits
+    M = rows, N = cols on `target` (None: the interpreter); a pinned route of the layout (a
+    test's) wins, as in `RoutingTable.choose`."""
+    pinned = TABLE.pinned
+    if pinned is not None and pinned.kernel.endswith(layout):
+        return pinned
+    for route in TABLE.measured.get(target, []) + TABLE.routes:
+        if route.kernel.endswith(layout) and route.fits(rows, cols, target):
+            return route
+    raise InputError(f"matmul: no kernel handles M = {rows}, N = {cols} on "
+                     f"{target or 'the CPU'}", hint="file an issue with the shape")
+
 
 REDUCE = Route("splitk_reduce", {"BN": 64}, sample=(5, 70))
 

@@ -41,20 +41,20 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
            out: torch.Tensor) -> None:
     """Run the routed kernels for a [M, K] · b [K, N] (+ bias) into out [M, N]."""
     nt = checks.is_weight_view(b)
-    op, weight = (OP_NT, b.t()) if nt else (OP_NN, b)     # weight: W [N, K] or b [K, N]
+    weight = b.t() if nt else b                           # W [N, K], or b [K, N]
     (m, k), n = a.shape, out.shape[1]
-    route = op.table.choose(m, n, lib.target_of(a))
+    route = config.choose("nt" if nt else "nn", m, n, lib.target_of(a))
     dtype = name_of(lib.kt_dtype(a), lib.kt_dtype(out))
     bias_arg = a if bias is None else bias                # not read without HAS_BIAS
     if not route.kernel.startswith("skinny"):
-        lib.run(op.kernel(route, dtype), a, weight, bias_arg, out, **route.constants,
+        lib.run(OP.kernel(route, dtype), a, weight, bias_arg, out, **route.constants,
                 HAS_BIAS=bias is not None)
         return
     c = route.constants
     count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"], multiprocessors(a))
     part = torch.empty((count, m, n), dtype=torch.float32, device=a.device)
-    lib.run(op.kernel(route, dtype), a, weight, part, **c)
-    lib.run(OP_NT.kernel(config.REDUCE, dtype), part, bias_arg, out,
+    lib.run(OP.kernel(route, dtype), a, weight, part, **c)
+    lib.run(OP.kernel(config.REDUCE, dtype), part, bias_arg, out,
             **config.REDUCE.constants, HAS_BIAS=bias is not None)
 
 
@@ -115,25 +115,28 @@ def linear(x: torch.Tensor, weight: torch.Tensor,
 CASE_K = 200          # not a multiple of any K tile: the last tile is ragged
 
 
-def case_of(nt: bool):
-    """The op's check against its reference for b as W.t() (nt) or row-major b."""
-    def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
-        from ... import dtypes
-        from .reference import matmul as reference, tolerance
-        inputs, output = pair(dtype)
-        a = lib.random((rows, CASE_K), 31, inputs, device)
-        w = lib.random((cols, CASE_K), 32, inputs, device)
-        bias = lib.random((cols,), 33, inputs, device)
-        b = w.t() if nt else w.t().contiguous()
-        an, bn = a.float().cpu().numpy(), b.float().cpu().numpy()
-        want = reference(an, bn, bias.float().cpu().numpy(), getattr(dtypes, output))
-        got = matmul(a, b, bias, out_dtype=TORCH_DTYPES[output])
-        return lib.max_error(got, want), tolerance(an, bn, want, output)
-    return case
+def case(rows: int, cols: int, dtype: str, device: str = "cpu", *,
+         layout: str | None = None) -> tuple[float, float]:
+    """(max error, tolerance) of matmul against the reference for M = rows, N = cols, K =
+    CASE_K, with a bias, b as W.t() ("nt") or row-major ("nn"); by default the layout of the
+    route a test pinned, else "nt"."""
+    from ... import dtypes
+    from .reference import matmul as reference, tolerance
+    if layout is None:
+        pinned = config.TABLE.pinned
+        layout = pinned.kernel[-2:] if pinned is not None and pinned.kernel != "splitk_reduce" \
+            else "nt"
+    inputs, output = pair(dtype)
+    a = lib.random((rows, CASE_K), 31, inputs, device)
+    w = lib.random((cols, CASE_K), 32, inputs, device)
+    bias = lib.random((cols,), 33, inputs, device)
+    b = w.t() if layout == "nt" else w.t().contiguous()
+    an, bn = a.float().cpu().numpy(), b.float().cpu().numpy()
+    want = reference(an, bn, bias.float().cpu().numpy(), getattr(dtypes, output))
+    got = matmul(a, b, bias, out_dtype=TORCH_DTYPES[output])
+    return lib.max_error(got, want), tolerance(an, bn, want, output)
 
 
-OP_NT = lib.Op("matmul", {"matmul": matmul, "linear": linear}, KERNELS, NAMES, config.NT,
-               "ktile.ops.matmul.reference", also=(config.REDUCE,), case=case_of(True))
-OP_NN = lib.Op("matmul_nn", {}, KERNELS, NAMES, config.NN, "ktile.ops.matmul.reference",
-               case=case_of(False))
-OPS = [OP_NT, OP_NN]
+OP = lib.Op("matmul", {"matmul": matmul, "linear": linear}, KERNELS, NAMES, config.TABLE,
+            "ktile.ops.matmul.reference", also=(config.REDUCE,), case=case)
+OPS = [OP]
