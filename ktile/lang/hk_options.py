@@ -20,7 +20,7 @@ def apply_kernel_options(k, options: dict[str, Any]) -> None:
     for key in options:
         if key not in KERNEL_OPTIONS:
             raise KernelError(f"@hk.kernel has no option {key!r}", loc=k.def_loc, kernel=k.name,
-                              hint=f"options: grid, warps, arch, requires, "
+                              hint=f"options: grid, warps, arch, requires, in_place, "
                                    f"{', '.join(KERNEL_OPTIONS)}")
     name = options.get("name")
     if name is not None:

@@ -56,6 +56,7 @@ class KernelTrace:
     coindexed: list[tuple[int, ...]]
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    in_place: dict[int, int] = field(default_factory=dict)   # output index → input index
     _cpp: dict[str, str] = field(default_factory=dict)
 
     def dump(self, generic: bool = False, locations: bool = False) -> str:
@@ -88,7 +89,8 @@ class KernelTrace:
 class Kernel:
     def __init__(self, fn: Callable, grid: Callable | None, warps: int | str | dict,
                  arch: str | None,
-                 requires: Sequence[tuple[Callable, str]] = ()):
+                 requires: Sequence[tuple[Callable, str]] = (),
+                 in_place: dict[str, str] | None = None):
         self.fn = fn
         self.name = fn.__name__
         self.grid = grid
@@ -103,6 +105,8 @@ class Kernel:
         self._binding = _CallBinding(self)
         self._check_decorator()
         self._check_arch()
+        from .in_place import declared_pairs
+        self.in_place = declared_pairs(self, in_place)
         self._rewritten: Callable | None = None
         self._traces: dict[tuple, KernelTrace] = {}
         self._source_hash = hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -198,6 +202,7 @@ class Kernel:
         if cached is None:
             from .trace_kernel import trace_kernel
             cached = trace_kernel(self, tgt, values, tensor_copies=tensor_copies, warps=warps)
+            cached.in_place = dict(self.in_place)
             for message in cached.warnings:
                 warnings.warn(message, KernelWarning, stacklevel=3)
             self._traces[key] = cached
@@ -523,15 +528,18 @@ def _parameter_lines(fn: Callable, loc: SourceLoc) -> dict[str, SourceLoc]:
 
 def kernel(fn: Callable | None = None, *, grid=None, warps: int | str | dict = 1,
            arch: str | None = None, requires: Sequence[tuple[Callable, str]] = (),
-           **hk_options):
+           in_place: dict[str, str] | None = None, **hk_options):
     """Decorate a tile kernel: `@hk.kernel(grid=lambda p: (...), warps=4)`. `warps`: an int,
     the name of an int constant each call sets (`warps="WARPS"`), or a dict per target
     (`{"gfx942": 4, "default": 8}`; see `ktile.lang.warps`). `requires`: the
     call's preconditions, (predicate, message) pairs; a predicate reads `p` as the grid
     function does (`p.x.cols`, `p.WIDTH`) and a call that fails one is refused before it runs,
-    on every backend. hk-dsl's options (`name`, `max_vgprs`, ...): `hk_compat.KERNEL_OPTIONS`."""
+    on every backend. `in_place`: {output: input} pairs the caller may pass as one tensor,
+    because every lane reads the input's elements before it writes them to the output
+    (docs/runtime.md, "Aliasing and in-place"). hk-dsl's options (`name`, `max_vgprs`, ...):
+    `hk_compat.KERNEL_OPTIONS`."""
     def wrap(f: Callable) -> Kernel:
-        k = Kernel(f, grid, warps, arch, requires)
+        k = Kernel(f, grid, warps, arch, requires, in_place)
         apply_kernel_options(k, hk_options)
         return k
     if fn is not None:

@@ -527,140 +527,6 @@ def _check_writable(kernel, arg: Argument) -> None:
                               f"autograd), or pass an output that does not require grad")
 
 
-# ---- aliasing ----------------------------------------------------------------------------
-
-def check_aliasing(kernel, trace, arguments: list[Argument]) -> None:
-    """No written tensor shares memory with another argument (docs/runtime.md, "Aliasing and
-    in-place"): their spans (the bytes from their lowest to their highest element) must be
-    disjoint, unless the other is an input that is exactly the same view and the kernel reads
-    it only where, and before, it writes (`in_place_refusal`). Two inputs may share memory.
-    O(tensors x written tensors), on the shapes, strides and data pointers only."""
-    written = trace.written_params
-    if not written:
-        return
-    spans = [a.span() for a in arguments]
-    for w in written:
-        for x, other in enumerate(arguments):
-            if x == w or spans[w][1] <= spans[x][0] or spans[x][1] <= spans[w][0]:
-                continue
-            if same_view(arguments[w], other) and in_place_refusal(trace, x, w) is None:
-                continue
-            raise _aliasing_error(kernel, trace, arguments, w, x)
-
-
-def same_view(a: Argument, b: Argument) -> bool:
-    """The same elements at the same addresses: data pointer, element type, shape, strides."""
-    return (a.address == b.address and a.itemsize == b.itemsize and a.shape == b.shape
-            and kernel_strides(a) == kernel_strides(b) and a.dtype == b.dtype)
-
-
-def _aliasing_error(kernel, trace, arguments: list[Argument], w: int, x: int) -> InputError:
-    out, other = arguments[w], arguments[x]
-    race = ("on a GPU its blocks and warps run in any order, so one's writes could change what "
-            "another reads, or overwrite its results")
-    if x in trace.written_params:
-        what = (f"parameters '{out.name}' and '{other.name}' are both written and share memory "
-                f"('{out.name}' starts {out.address - other.address:+d} bytes from "
-                f"'{other.name}')")
-    elif same_view(out, other):
-        what = (f"parameter '{out.name}' is the same tensor as input '{other.name}', but "
-                f"{in_place_refusal(trace, x, w)}")
-    else:
-        what = (f"parameter '{out.name}' is written and overlaps input '{other.name}' in "
-                f"memory without being the same view ('{out.name}' starts "
-                f"{out.address - other.address:+d} bytes from '{other.name}', shapes "
-                f"{out.shape} and {other.shape}, strides {out.strides} and {other.strides})")
-    module = "torch" if out.is_torch else "np"
-    return InputError(f"{what}; {race}", kernel=kernel.name,
-                      hint=f"pass a separate output ({out.name} = {module}.empty_like(...)) "
-                           f"and copy it where it belongs afterwards")
-
-
-_IN_PLACE: dict[int, tuple[object, dict]] = {}   # id(trace) → (trace, {(x, w): refusal})
-
-
-def in_place_refusal(trace, x: int, w: int) -> str | None:
-    """Why input `x` may not be passed as the very tensor `w` the kernel writes; None when it
-    may: one warp, which loads `x` once and then stores `w` once, at the same coordinates in
-    the same unit (tile or element) with the same tile shape, outside any loop or branch. Each
-    block then reads exactly the elements it writes, before it writes them, as the interpreter
-    does."""
-    found = _IN_PLACE.get(id(trace))
-    if found is None or found[0] is not trace:
-        found = _IN_PLACE[id(trace)] = (trace, {})
-    refusals = found[1]
-    if (x, w) not in refusals:
-        refusals[(x, w)] = _in_place_refusal(trace, x, w)
-    return refusals[(x, w)]
-
-
-def _in_place_refusal(trace, x: int, w: int) -> str | None:
-    from ..ir.ops import ExtentOp, LoadOp, StoreOp, coord_unit
-    from ..ir.query import kernel_func
-    fn = kernel_func(trace.module)
-    body = fn.body.block
-    uses = {x: [], w: []}
-    for op in fn.walk():
-        for operand in op.operands:
-            index = getattr(operand, "index", None)
-            if getattr(operand, "block", None) is body and index in uses \
-                    and not isinstance(op, ExtentOp):
-                uses[index].append(op)
-    name_x, name_w = trace.params[x].name, trace.params[w].name
-    if x in trace.written_params:
-        return f"the kernel writes '{name_x}' too"
-    if trace.warps != 1:
-        return (f"the kernel's {trace.warps} warps could read a tile of '{name_x}' after "
-                f"another warp wrote it")
-    loads, stores = uses[x], uses[w]
-    if len(loads) != 1 or len(stores) != 1 or not isinstance(loads[0], LoadOp) \
-            or not isinstance(stores[0], StoreOp):
-        return (f"the kernel does not read '{name_x}' with one load and write '{name_w}' "
-                f"with one store")
-    load, store = loads[0], stores[0]
-    if load.parent is not body or store.parent is not body \
-            or body.get_operation_index(load) > body.get_operation_index(store):
-        return (f"the kernel's load of '{name_x}' and store of '{name_w}' are not one load "
-                f"followed by one store outside any loop or branch")
-    if coord_unit(load) != coord_unit(store):   # r = 1 is row 1 in one, row tile 1 in the other
-        return (f"the kernel reads '{name_x}' at {coord_unit(load)} coordinates but writes "
-                f"'{name_w}' at {coord_unit(store)} coordinates, so the same numbers are other "
-                f"elements")
-    if len(load.coords) != len(store.coords) or \
-            not all(map(_same_index, load.coords, store.coords)) or \
-            _extent(load.result.type) != _extent(store.value.type):
-        return (f"the kernel reads '{name_x}' at other tile coordinates or with another tile "
-                f"shape than it writes '{name_w}'")
-    return None
-
-
-_PURE_INDEX_OPS = ("kt.block_idx", "kt.warp_id", "kt.extent")
-
-
-def _same_index(a, b) -> bool:
-    """Whether two index values are one value in every block: the same SSA value, or the
-    results of the same pure op (arith, block index, extent) on values that are. The front end
-    traces `hk.tile_coord(...)` anew at each use, so a load's and a store's coordinates are
-    usually equal values, not one."""
-    if a is b:
-        return True
-    op_a, op_b = getattr(a, "op", None), getattr(b, "op", None)
-    if op_a is None or op_b is None or op_a.name != op_b.name or a.index != b.index:
-        return False
-    if not (op_a.name.startswith("arith.") or op_a.name in _PURE_INDEX_OPS) or op_a.regions:
-        return False
-    return (op_a.properties == op_b.properties and op_a.attributes == op_b.attributes
-            and len(op_a.operands) == len(op_b.operands)
-            and all(map(_same_index, op_a.operands, op_b.operands)))
-
-
-def _extent(tile_type) -> tuple[int, ...]:
-    """A register tile's rows and columns, a vector's length: what one coordinate covers."""
-    if hasattr(tile_type, "rows"):
-        return (tile_type.rows.data, tile_type.cols.data)
-    return (tile_type.length.data,)
-
-
 def copy_fix(name: str, written: bool, copy: str, module: str = "torch") -> str:
     """A copy of an input fixes its layout; a copy of an output would get the result instead.
     `module`: what the user's arrays come from ("torch" or "np")."""
@@ -704,3 +570,8 @@ def from_carrier(arg: Argument, carrier) -> None:
         arg.value.copy_(torch.from_numpy(carrier).to(arg.value.dtype))
         return
     arg.value[...] = carrier.astype(arg.value.dtype)
+
+
+# the aliasing rule lives in aliasing.py; its names are re-exported for the callers that import
+# them from here (gpu.py, the call-check tests). At the end: aliasing.py imports this module.
+from .aliasing import check_aliasing, in_place_refusal, same_view  # noqa: E402,F401
