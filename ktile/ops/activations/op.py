@@ -8,6 +8,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from . import config, kernels
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -21,9 +22,10 @@ def out_shape(x) -> tuple[int, ...]:
 def launch(x: torch.Tensor, out: torch.Tensor, act: str) -> None:
     rows = lib.rows_of(x)
     o = lib.rows_of(out)
-    route = config.TABLE.choose(o.shape[0], o.shape[1], lib.target_of(x))
-    kernel = OP.kernel(route, lib.kt_dtype(x))
-    kernel(rows, o, **{**route.constants, "ACT": act})
+    target = lib.target_of(x)
+    route = config.TABLE.choose(o.shape[0], o.shape[1], target)
+    run_kernel(OP.kernel(route, lib.kt_dtype(x)), rows, o, target=target,
+               **{**route.constants, "ACT": act})
 
 
 def _act_and_mul(x: torch.Tensor, act: str) -> torch.Tensor:

@@ -10,6 +10,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from .._library import Route, RoutingTable
 from . import kernels
 
@@ -32,8 +33,8 @@ def _check_scalars(p, seed) -> tuple[float, int]:
 def _launch(x, out, p: float, seed: int) -> None:
     rows = lib.rows_of(x)
     route = TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    OP.kernel(route, lib.kt_dtype(x))(rows, lib.rows_of(out), p, seed, target=lib.target_of(x),
-                                      **route.constants)
+    run_kernel(OP.kernel(route, lib.kt_dtype(x)), rows, lib.rows_of(out), p, seed,
+               target=lib.target_of(x), **route.constants)
 
 
 def _dropout(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:

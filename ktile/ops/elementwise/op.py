@@ -21,6 +21,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from . import config, kernels
+from .launch import run_kernel
 
 DTYPES = ("bf16", "fp16", "fp32")
 
@@ -82,9 +83,10 @@ def _as_rows(t):
 
 def _run(kernel_name: str, rows_shape, *args, **identity) -> None:
     rows, cols = rows_shape
-    route = config.choose(kernel_name, rows, cols, lib.target_of(args[0]))
+    target = lib.target_of(args[0])
+    route = config.choose(kernel_name, rows, cols, target)
     kernel = kernels.KERNELS[kernel_name](lib.kt_dtype(args[0]))
-    kernel(*args, **{**route.constants, **identity})
+    run_kernel(kernel, *args, target=target, **{**route.constants, **identity})
 
 
 def launch_binary(x, y, out, op: str) -> None:

@@ -8,6 +8,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from .._library import Route, RoutingTable
 from . import kernels
 from .indices import as_int32, check_indices
@@ -20,8 +21,8 @@ TABLE = RoutingTable([Route("embedding_rows", {"COLS": 64})])
 def _launch(ids, weight, out) -> None:
     route = TABLE.choose(ids.numel(), weight.shape[-1], lib.target_of(weight))
     kernel = OP.kernel(route, lib.kt_dtype(weight))
-    kernel(as_int32(ids), weight, out.view(-1, weight.shape[-1]), target=lib.target_of(weight),
-           **route.constants)
+    run_kernel(kernel, as_int32(ids), weight, out.view(-1, weight.shape[-1]),
+               target=lib.target_of(weight), **route.constants)
 
 
 def _embedding(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from .._library import Route, RoutingTable
 from ..embedding.indices import as_int32, check_indices
 from . import kernels
@@ -65,8 +66,8 @@ def _write(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
                                                                       value_cache)
     route = TABLE.choose(tokens, k_rows.shape[1], lib.target_of(key))
     kernel = OP.kernel(route, lib.kt_dtype(key))
-    kernel(key.reshape(tokens, -1), value.reshape(tokens, -1), as_int32(slot_mapping), k_rows,
-           v_rows, target=lib.target_of(key), **route.constants)
+    run_kernel(kernel, key.reshape(tokens, -1), value.reshape(tokens, -1),
+               as_int32(slot_mapping), k_rows, v_rows, target=lib.target_of(key), **route.constants)
 
 
 def _write_fake(key, value, key_cache, value_cache, slot_mapping):

@@ -17,6 +17,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from . import config, kernels
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -57,7 +58,7 @@ def _kernel(table, name: str, dtype: str):
 
 def _run(table, name: str, dtype: str, *args, target=None) -> None:
     kernel, constants = _kernel(table, name, dtype)
-    kernel(*args, target=target, **constants)
+    run_kernel(kernel, *args, target=target, **constants)
 
 
 def _tokens(x) -> int:

@@ -17,6 +17,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
+from ..elementwise.launch import run_kernel
 from ..embedding.indices import as_int32, check_indices
 from . import config, kernels
 
@@ -84,10 +85,12 @@ def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | No
         if cache.dtype != torch.float32:      # gather the rows in use, widened
             cache = cache.index_select(0, pos.long()).float()
             pos = torch.arange(tokens, dtype=torch.int32, device=q.device)
-        kernels.neox(dtype)(pos, q, k, cache, q_out, k_out, target=target, **constants)
+        run_kernel(kernels.neox(dtype), pos, q, k, cache, q_out, k_out, target=target,
+                   **constants)
     else:
         spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
-        kernels.gptj(dtype)(q, k, spread, q_out, k_out, target=target, **constants)
+        run_kernel(kernels.gptj(dtype), q, k, spread, q_out, k_out, target=target,
+                   **constants)
     _copy_rotated(q, q_out, head_size, rot)
     if key is not None:
         _copy_rotated(k, k_out, head_size, rot)

@@ -1,0 +1,143 @@
+"""The non-norm ops of the library end to end under wave emulation of gfx1100 (RDNA3, wave32)
+and gfx950 (CDNA4, wave64): each op's public function on CPU tensors with its kernels emulated
+(`_library.emulating`), against its reference, at small ragged shapes (a partial last row
+tile and a partial last column tile, so the edge paths of the loads and stores run too).
+
+Bounded (~40 s on 2 cores): one dtype per op (bf16, or float32 where the reference is exact in
+it). The kernel bodies are dtype-generic (one factory per element type, float32 math), so
+the other dtypes are the same code with another element type: tier 0 checks them on the
+interpreter and tier 1 compiles them. fp8 runs on gfx950 only (gfx1100 has no fp8 type)."""
+import numpy as np
+import pytest
+
+import ktile
+from ktile import dtypes
+from ktile.ops import _library as lib
+from ktile.ops.activations import reference as act_ref
+from ktile.ops.dropout import reference as dropout_ref
+from ktile.ops.elementwise import reference as ew_ref
+from ktile.ops.embedding import reference as embedding_ref
+from ktile.ops.quant import reference as quant_ref
+from ktile.ops.rotary import reference as rotary_ref
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tier2
+
+TARGETS = ("gfx1100", "gfx950")
+ROWS, COLS = 19, 136          # a partial 16-row tile and a partial 64-column tile
+
+
+def randn(*shape, seed=0, dtype=torch.bfloat16):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def assert_close(got, want, tol):
+    err = float(np.max(np.abs(got.float().numpy().reshape(want.shape) - want)))
+    assert err <= tol, f"max error {err} > {tol}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_elementwise(target):
+    x, y = randn(ROWS, COLS, seed=1), randn(ROWS, COLS, seed=2)
+    bias, scale = randn(COLS, seed=3), randn(ROWS, 1, seed=4)
+    xs, bf16 = x.float().numpy(), dtypes.bf16
+    with lib.emulating(target):
+        results = {"same": ktile.ops.mul(x, y), "row": ktile.ops.sub(bias, x),
+                   "col": ktile.ops.maximum(x, scale), "scalar": ktile.ops.add(x, 0.5),
+                   "unary": ktile.ops.gelu(x, approximate="tanh")}
+    wants = {"same": ew_ref.binary("mul", xs, y.float().numpy(), bf16),
+             "row": ew_ref.binary("sub", bias.float().numpy(), xs, bf16),
+             "col": ew_ref.binary("maximum", xs, scale.float().numpy(), bf16),
+             "scalar": ew_ref.binary("add", xs, np.float32(0.5), bf16),
+             "unary": ew_ref.unary("gelu_tanh", xs, bf16)}
+    for form, want in wants.items():
+        tol = ew_ref.tolerance("gelu_tanh", want, bf16) if form == "unary" else 0.0
+        assert_close(results[form], want, tol)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_silu_and_mul(target):
+    x = randn(ROWS, 2 * COLS, seed=5)
+    with lib.emulating(target):
+        got = ktile.ops.silu_and_mul(x)
+    want = act_ref.silu_and_mul(x.float().numpy(), dtypes.bf16)
+    assert_close(got, want, act_ref.tolerance(want, dtypes.bf16))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("neox", [True, False], ids=["neox", "gptj"])
+def test_rotary_embedding(target, neox):
+    tokens, head, rot = ROWS, 64, 32                     # partial rotary, 2 q heads, 1 k head
+    positions = torch.randint(0, 50, (tokens,), generator=torch.Generator().manual_seed(6))
+    cache = torch.from_numpy(rotary_ref.cos_sin_cache(50, rot))
+    q, k = randn(tokens, 2 * head, seed=7), randn(tokens, head, seed=8)
+    before = [t.clone() for t in (q, k)]
+    with lib.emulating(target):
+        ktile.ops.rotary_embedding(positions, q, k, head, cache, is_neox=neox)
+    for after, start in zip((q, k), before):
+        want = rotary_ref.rotary(positions.numpy(), start.float().numpy(), cache.numpy(), head,
+                                 neox)
+        assert_close(after, want, rotary_ref.tolerance(want, 8))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int8_quant_and_dequantize(target):
+    x = randn(ROWS, COLS, seed=9) * 3
+    x[0] = 0                                              # a row of zeros: scale 0
+    with lib.emulating(target):
+        q, scales = ktile.ops.scaled_int8_quant(x)
+        q_static, _ = ktile.ops.scaled_int8_quant(x, torch.tensor([0.03]))
+        back = ktile.ops.dequantize(q, scales, torch.float32)
+    want_q, want_s = quant_ref.int8_per_token(x.float().numpy())
+    np.testing.assert_array_equal(q.numpy(), want_q)
+    np.testing.assert_array_equal(scales.view(-1).numpy(), want_s)
+    np.testing.assert_array_equal(q_static.numpy(),
+                                  quant_ref.int8_per_tensor(x.float().numpy(), 0.03))
+    np.testing.assert_array_equal(back.numpy(), quant_ref.dequantize(want_q, want_s[:, None]))
+
+
+def test_fp8_quant_and_dequantize_on_gfx950():
+    x = randn(ROWS, COLS, seed=10) * 3
+    with lib.emulating("gfx950"):
+        q_token, scales = ktile.ops.scaled_fp8_quant(x, use_per_token_if_dynamic=True)
+        q_tensor, scale = ktile.ops.scaled_fp8_quant(x)
+        back = ktile.ops.dequantize(q_tensor, scale, torch.float32)
+    want_q, want_s = quant_ref.fp8_per_token(x.float().numpy())
+    np.testing.assert_array_equal(q_token.float().numpy(), want_q)
+    np.testing.assert_array_equal(scales.view(-1).numpy(), want_s)
+    want_q, want_scale = quant_ref.fp8_per_tensor(x.float().numpy())
+    assert scale.item() == want_scale
+    np.testing.assert_array_equal(q_tensor.float().numpy(), want_q)
+    np.testing.assert_array_equal(back.numpy(), quant_ref.dequantize(want_q, want_scale))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_embedding_and_kv_cache_write(target):
+    g = torch.Generator().manual_seed(11)
+    ids = torch.randint(-2, 40, (ROWS,), generator=g)     # some outside the table: zero rows
+    table = randn(40, COLS, seed=12)
+    key, value = randn(ROWS, 2, 64, seed=13), randn(ROWS, 2, 64, seed=14)
+    caches = [randn(4, 8, 2, 64, seed=s) for s in (15, 16)]
+    slots = torch.randperm(32, generator=g)[:ROWS]
+    slots[::3] = -1                                        # padding tokens write nothing
+    wants = [c.clone().view(32, 2, 64) for c in caches]
+    for t, s in enumerate(slots.tolist()):
+        if s >= 0:
+            wants[0][s], wants[1][s] = key[t], value[t]
+    with lib.emulating(target):
+        rows = ktile.ops.embedding(ids, table)
+        ktile.ops.kv_cache_write(key, value, *caches, slots)
+    np.testing.assert_array_equal(rows.float().numpy(),
+                                  embedding_ref.embedding(ids.numpy(), table.float().numpy()))
+    for cache, want in zip(caches, wants):
+        assert torch.equal(cache.view(32, 2, 64), want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dropout(target):
+    x = randn(ROWS, COLS, seed=17, dtype=torch.float32)
+    with lib.emulating(target):
+        got = ktile.ops.dropout(x, 0.25, 2024)
+    want, keep = dropout_ref.dropout(x.numpy(), 0.25, 2024)
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert 0 < keep.mean() < 1
