@@ -9,7 +9,7 @@ import torch
 
 import ktile.ops as ops
 
-from .cases import Bench, dev, grid
+from .cases import Bench, dev, grid, library
 
 EPS = 1e-6
 ROWS = (1, 8, 32, 256, 4096, 16384)
@@ -101,7 +101,7 @@ BENCHES = [
           nbytes=lambda s: E * (2 * s.dims["rows"] * s.dims["cols"] + 2 * s.dims["cols"]),
           triton="layer_norm"),
     Bench("layer_norm_backward", grid(ROWS, WIDTHS), QUICK, make=ln_backward_inputs,
-          ktile=ops.layer_norm_backward, torch=_ln_backward_torch,
+          ktile=library("layer_norm_backward"), torch=_ln_backward_torch,
           nbytes=lambda s: (E * (3 * s.dims["rows"] * s.dims["cols"] + 3 * s.dims["cols"])
                             + 8 * s.dims["rows"]),
           notes="no Triton alternative (its weight gradient needs a second reduction kernel)"),

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 import ktile.ops as ops
 
-from .cases import Bench, Shape, dev
+from .cases import Bench, Shape, dev, library
 
 E = 2   # bf16 bytes
 SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 24, 1 << 26, 1 << 28)
@@ -37,7 +37,7 @@ def _binary(name: str) -> Bench:
     quick = QUICK_SIZES if name in TIMED_QUICK else (1 << 26,)
     return Bench(name, sized(SIZES), sized(quick),
                  make=lambda s: (rand_elements(s), rand_elements(s)),
-                 ktile=getattr(ops, name), torch=BINARY[name],
+                 ktile=library(name), torch=BINARY[name],
                  nbytes=lambda s: 3 * E * s.dims["elements"], triton=f"binary_{name}",
                  axis="elements")
 
@@ -47,7 +47,7 @@ def _unary(name: str) -> Bench:
     # exp of N(0,1) stays well inside bf16's range; the shift keeps exp's values O(1)
     return Bench(name, sized(SIZES), sized(quick),
                  make=lambda s: (rand_elements(s, shift=-1.0 if name == "exp" else 0.0),),
-                 ktile=getattr(ops, name), torch=UNARY[name],
+                 ktile=library(name), torch=UNARY[name],
                  nbytes=lambda s: 2 * E * s.dims["elements"], triton=f"unary_{name}",
                  axis="elements")
 
@@ -70,7 +70,7 @@ def _activation(name: str, torch_fn) -> Bench:
     return Bench(name, shapes, quick,
                  make=lambda s: (torch.randn(s.dims["tokens"], 2 * s.dims["intermediate"],
                                              device=dev()).bfloat16(),),
-                 ktile=getattr(ops, name), torch=torch_fn,
+                 ktile=library(name), torch=torch_fn,
                  nbytes=lambda s: 3 * E * s.dims["tokens"] * s.dims["intermediate"],
                  triton=name, axis="tokens")
 

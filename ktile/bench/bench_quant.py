@@ -6,7 +6,7 @@ import torch
 
 import ktile.ops as ops
 
-from .cases import Bench, dev, grid
+from .cases import Bench, dev, grid, library
 
 ROWS = (1, 8, 32, 256, 4096, 16384)
 WIDTHS = (4096, 8192, 14336)
@@ -60,7 +60,7 @@ def _quant_bytes(s):
 
 BENCHES = [
     Bench("scaled_int8_quant", grid(ROWS, WIDTHS), QUICK, make=lambda s: (rand(s),),
-          ktile=ops.scaled_int8_quant, torch=int8_torch, nbytes=_quant_bytes,
+          ktile=library("scaled_int8_quant"), torch=int8_torch, nbytes=_quant_bytes,
           triton="int8_per_token", compare=quantized_close, notes="dynamic, per token"),
     Bench("scaled_fp8_quant", grid(ROWS, WIDTHS), QUICK, make=lambda s: (rand(s),),
           ktile=lambda x: ops.scaled_fp8_quant(x, use_per_token_if_dynamic=True),

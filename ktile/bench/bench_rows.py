@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 import ktile.ops as ops
 
-from .cases import Bench, Shape, dev, grid
+from .cases import Bench, Shape, dev, grid, library
 
 ROWS = (1, 8, 32, 256, 4096, 16384)
 SOFTMAX_WIDTHS = (2048, 4096, 8192, 32000, 128256, 151936)
@@ -111,7 +111,7 @@ BENCHES = [
     Bench("embedding", tuple(Shape({"tokens": t, "hidden": h}, t, h)
                              for h in (4096, 8192) for t in ROWS),
           tuple(Shape({"tokens": t, "hidden": 4096}, t, 4096) for t in QUICK_TOKENS),
-          make=embedding_inputs, ktile=ops.embedding, torch=F.embedding,
+          make=embedding_inputs, ktile=library("embedding"), torch=F.embedding,
           nbytes=lambda s: 8 * s.dims["tokens"] + 2 * E * s.dims["tokens"] * s.dims["hidden"],
           triton="embedding", axis="tokens", notes=f"vocabulary {VOCABULARY}"),
     Bench("kv_cache_write", tokens(ROWS, f"{KV_HEADS}x{HEAD}"),

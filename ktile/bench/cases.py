@@ -56,6 +56,16 @@ class Bench:
     extra: dict = field(default_factory=dict)
 
 
+def library(name: str):
+    """`ktile.ops.<name>`, looked up at its first call: loading the op library costs seconds,
+    which listing or refusing ops need not pay."""
+    def call(*args, **kwargs):
+        import ktile.ops
+        return getattr(ktile.ops, name)(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
 def tensors(result) -> list:
     """The tensors of an op's result (a tensor, or a tuple of them and Nones), in order."""
     import torch
