@@ -76,12 +76,13 @@ def check_out(op: str, out, shape: tuple, dtype, inputs: dict) -> None:
         raise InputError(f"{op}: 'out' is {tuple(out.shape)} of {lib.dtype_name(out)}; the "
                          f"result is {tuple(shape)} of {str(dtype).removeprefix('torch.')}",
                          hint=f"pass out=torch.empty({tuple(shape)}, dtype={dtype})")
+    inputs = {name: t for name, t in inputs.items() if t is not None}
     lib.check_same_device(op, {"out": out, **inputs})
     if not out.is_contiguous():
         raise InputError(f"{op}: 'out' is not contiguous (strides {out.stride()})",
                          hint="pass a contiguous out=torch.empty(...)")
     for name, t in inputs.items():
-        if t is not None and out.device.type != "meta" and _overlap(out, t):
+        if out.device.type != "meta" and _overlap(out, t):
             raise InputError(f"{op}: 'out' shares memory with '{name}'; the kernel would "
                              f"read what it already wrote", hint="pass a separate out= tensor")
 
