@@ -301,6 +301,8 @@ def main() -> int:
     parser.add_argument("--only")
     parser.add_argument("--skip-sanitizer", action="store_true")
     parser.add_argument("--sanitizer-only", action="store_true")
+    parser.add_argument("--skip-perf-gate", action="store_true",
+                        help="skip the op timings against docs/results/perf_baseline_<device>.json")
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "gpu_suite.json"))
     parser.add_argument("--child-small")
     args = parser.parse_args()
@@ -347,6 +349,11 @@ def main() -> int:
     if not args.sanitizer_only:
         log("tests/tier3")
         phase(summary, "tier3", tier3_tests)
+    if not args.sanitizer_only and not args.skip_perf_gate:
+        log("performance gate: ops against this machine's recorded figures (a report)")
+        from ktile.bench.gate import suite_section
+        phase(summary, "perf_gate", lambda: suite_section(os.path.join(
+            os.path.dirname(args.json) or ".", "perf_gate")))
     if not args.skip_sanitizer:
         for tool in ("memcheck", "racecheck"):
             log(f"compute-sanitizer {tool}")
@@ -404,6 +411,9 @@ def print_table(s: dict) -> None:
     t3 = s.get("tier3")
     if t3 is not None:
         print(f"tests/tier3: {t3.get('summary', t3.get('error'))}")
+    gate = s.get("perf_gate")
+    if isinstance(gate, dict):
+        print(gate.get("report") or gate.get("skipped") or f"performance gate: ERROR {gate.get('error')}")
     for tool in ("memcheck", "racecheck"):
         r = s.get(f"sanitizer_{tool}")
         if r is not None:

@@ -86,3 +86,23 @@ def text(findings: list[dict], baseline: dict) -> str:
                      f"{f['recorded_ms'] * 1e3:.1f} µs recorded (+{100 * f['change']:.0f}%, "
                      f"noise allows {100 * f['allowed']:.0f}%)")
     return "\n".join(lines)
+
+
+def suite_section(out: str, log=print) -> dict:
+    """The GPU suite's report: rerun the ops and shapes this machine has recorded figures for
+    (same --quick choice) and compare. Never raises on timing; a missing file is a note."""
+    import json
+
+    import torch
+
+    from . import suite
+    path = baseline_path(torch.cuda.get_device_name())
+    if not os.path.exists(path):
+        return {"skipped": f"no recorded figures for this device ({os.path.relpath(path, ROOT)}); "
+                           f"record them with `ktile bench --all --quick --record {path}`"}
+    with open(path) as f:
+        baseline = json.load(f)
+    op_results, _ = suite.run(sorted(baseline["ops"]), bool(baseline.get("quick")), out, log)
+    findings = compare(op_results, baseline)
+    return {"baseline": os.path.relpath(path, ROOT), "report": text(findings, baseline),
+            "regressions": regressions(findings), "findings": findings}
