@@ -85,8 +85,7 @@ def test_norms_hold_narrow_vectors_and_loop_past_4096():
         assert config.TABLE.choose(1, 16384, target).kernel == "rms_norm_loop"
 
 
-@pytest.mark.parametrize("table,target,widest", [("layernorm", "sm_90a", 2048),
-                                                 ("fused_add_rmsnorm", "gfx1100", 4096),
+@pytest.mark.parametrize("table,target,widest", [("fused_add_rmsnorm", "gfx1100", 4096),
                                                  ("fused_add_rmsnorm", "gfx950", 2048)])
 def test_a_row_past_the_widest_route_is_refused_naming_it(table, target, widest):
     from importlib import import_module
