@@ -73,6 +73,10 @@ def _trace(item: Item, result: Result):
             result.trace = "failed"
             result.fail("trace failed", str(error))
             return None
+        except Exception as error:   # tracing runs the kernel author's Python: anything may fail
+            result.trace = "failed"
+            result.fail("trace failed", f"{type(error).__name__}: {error}")
+            return None
     result.trace = OK
     result.gates = "warn" if trace.warnings else OK
     result.detail.extend(f"warning: {w}" for w in trace.warnings)
