@@ -28,5 +28,20 @@ def run_case(shape, backend="interpret", target=None, device="cpu"):
     return max_abs_error(o.float().numpy(), want), 0.0
 
 
+# ---- the library op ----------------------------------------------------------------------------
+# In a program, call the library instead of launching the kernel: `ktile.ops.add(a, b)` has
+# torch's semantics (1-4-D tensors, broadcasting, `out=`), runs CPU tensors on the interpreter
+# and CUDA tensors on the GPU, and is a torch.library op (docs/ops.md). `library_case` checks it
+# as run_case checks the kernel above.
+
+def library_case(shape=(40, 300)):
+    import torch
+    import ktile.ops
+    from ktile.ops.elementwise.reference import add as reference
+    a, b = torch_rand(shape, torch.bfloat16, 1), torch_rand(shape, torch.bfloat16, 2)
+    want = reference(a.float().numpy(), b.float().numpy(), hk.bf16)
+    return max_abs_error(ktile.ops.add(a, b).float().numpy(), want), 0.0
+
+
 if __name__ == "__main__":
     example_main(globals())

@@ -149,5 +149,22 @@ def run_case(shape, backend="interpret", target=None, device="cpu"):
     return max(errors), tolerance(want)
 
 
+# ---- the library op ----------------------------------------------------------------------------
+# In a model, call the library instead: `ktile.ops.rms_norm(x, weight, eps)` takes x of 1 to 4
+# dimensions and a weight of x.shape[-1] values, routes each width to a kernel of its own (the
+# kernels above are the tutorial's), and is a torch.library op that torch.compile and CUDA graphs
+# accept (docs/ops.md). `library_case` checks it as run_case checks the kernels.
+
+def library_case(shape=(21, 300)):
+    import torch
+    import ktile.ops
+    from ktile.ops.rmsnorm.reference import rmsnorm as reference, tolerance
+    x = torch_rand(shape, torch.bfloat16, 3)
+    w = torch_rand(shape[-1:], torch.bfloat16, 4)
+    want = reference(x.float().numpy(), w.float().numpy(), 1e-6, hk.bf16)
+    got = ktile.ops.rms_norm(x, w, 1e-6)
+    return max_abs_error(got.float().numpy(), want), tolerance(want)
+
+
 if __name__ == "__main__":
     example_main(globals())

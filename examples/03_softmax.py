@@ -35,5 +35,20 @@ def run_case(shape, backend="interpret", target=None, device="cpu"):
     return max_abs_error(o.numpy(), reference(x.numpy(), hk.fp32)), tolerance(hk.fp32)
 
 
+# ---- the library op ----------------------------------------------------------------------------
+# In a program, call the library instead: `ktile.ops.softmax(x, dim=-1)` is torch.softmax for
+# bf16, fp16 and fp32 tensors of 1 to 4 dimensions, with rows of any width up to the largest
+# vocabularies (a wide row splits across blocks), and a torch.library op (docs/ops.md).
+# `library_case` checks it as run_case checks the kernel above.
+
+def library_case(shape=(7, 1000)):
+    import torch
+    import ktile.ops
+    from ktile.ops.softmax.reference import softmax as reference, tolerance
+    x = torch_rand(shape, torch.float32, 5, scale=3.0)
+    got = ktile.ops.softmax(x, -1)
+    return max_abs_error(got.numpy(), reference(x.numpy(), hk.fp32)), tolerance(hk.fp32)
+
+
 if __name__ == "__main__":
     example_main(globals())

@@ -66,6 +66,22 @@ def library(name: str):
     return call
 
 
+# a few rows of narrow data: what the CPU interpreter checks in seconds
+SMALL = {"rows": 3, "cols": 96, "tokens": 3, "intermediate": 64, "hidden": 64, "elements": 1000}
+
+
+def small(bench: Bench) -> Shape:
+    """The bench's first quick shape, shrunk to interpreter size."""
+    first = bench.quick[0]
+    return Shape({k: SMALL[k] for k in first.dims}, SMALL[next(iter(first.dims))], first.group)
+
+
+def typical(bench: Bench) -> Shape:
+    """A shape users run: the middle of the quick sweep (e.g. 4096 rows)."""
+    ordered = sorted(bench.quick, key=lambda s: (s.x, str(s.group)))
+    return ordered[len(ordered) // 2]
+
+
 def tensors(result) -> list:
     """The tensors of an op's result (a tensor, or a tuple of them and Nones), in order."""
     import torch

@@ -6,9 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ktile.bench import cases, runner  # noqa: E402
-from ktile.bench.cases import Shape  # noqa: E402
 
-TINY = {"rows": 3, "cols": 96, "tokens": 3, "intermediate": 64, "hidden": 64, "elements": 1000}
 COMPUTE_BOUND = {"matmul", "linear"}     # timed by benchmarks/wgmma_gemm.py, not here
 
 
@@ -17,11 +15,6 @@ def on_the_cpu():
     cases.DEVICE[0] = "cpu"
     yield
     cases.DEVICE[0] = "cuda"
-
-
-def tiny(bench) -> Shape:
-    first = bench.quick[0]
-    return Shape({k: TINY[k] for k in first.dims}, 3, first.group)
 
 
 def nbytes(tensors) -> int:
@@ -40,7 +33,7 @@ def test_every_memory_bound_op_has_a_bench():
 @pytest.mark.parametrize("name", list(cases.benches()))
 def test_the_torch_formula_agrees_with_ktile(name):
     bench = cases.benches()[name]
-    inputs = bench.make(tiny(bench))
+    inputs = bench.make(cases.small(bench))
     want = bench.ktile(*runner._fresh(bench, inputs))
     got = bench.torch(*runner._fresh(bench, inputs))
     verdict = runner.check(bench, "torch", got, want)
@@ -67,7 +60,7 @@ def touched_bytes(name, shape, inputs, outputs) -> int:
 @pytest.mark.parametrize("name", list(cases.benches()))
 def test_the_bytes_counted_are_the_bytes_moved(name):
     bench = cases.benches()[name]
-    shape = tiny(bench)
+    shape = cases.small(bench)
     inputs = bench.make(shape)
     outputs = cases.tensors(bench.torch(*runner._fresh(bench, inputs)))
     assert bench.nbytes(shape) == touched_bytes(name, shape, inputs, outputs)
