@@ -37,6 +37,7 @@ from typing import Callable
 
 from .. import config
 from ..errors import KernelError
+from .builds import record        # the process's build counter (ktile.runtime.build_count)
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 LAYOUT = "v2"             # bump when the entry layout changes: old entries are then not read
@@ -250,12 +251,18 @@ class BuildCache:
         it was a hit. Raises BuildFailed when the compiler fails."""
         entry = self.get(key)
         if entry is not None:
+            record(hit=True)
             return entry, True
         with self._locked(key):
             entry = self.get(key)  # another process may have built it while we waited
             if entry is not None:
+                record(hit=True)
                 return entry, True
-            return self._build(key, source, compiler, source_name, code_name, meta or {}), False
+            try:
+                built = self._build(key, source, compiler, source_name, code_name, meta or {})
+            finally:
+                record(hit=False)         # a failed compile is a compiler invocation too
+            return built, False
 
     @contextmanager
     def _writing(self):

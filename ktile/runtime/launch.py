@@ -14,6 +14,7 @@ from ..errors import InputError
 from .arguments import (check_arguments, check_coindexed, check_holds_data, check_index_limit,
                         check_requirements, check_same_device, check_scalars, check_strides,
                         from_carrier, kernel_strides, split_scalars, to_carrier)
+from .builds import build_only_call, building_target
 from .grid import check_grid, grid_function
 
 BACKENDS = ("auto", "interpret")
@@ -32,6 +33,8 @@ def launch(kernel, args: tuple, constants: dict, target: str | None, backend: st
             call = gpu_call(kernel, target, constants)
         if call is not None:
             return call.fast(args)
+    if building_target() is not None:   # warm-up: build for the GPU target, run nothing
+        return build_only_call(kernel, args, constants)
     _checked(backend or config.BACKEND.get())
     tensors, values = split_scalars(kernel, args)
     arguments = check_arguments(kernel, tensors)

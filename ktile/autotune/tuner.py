@@ -1,0 +1,235 @@
+"""The tuner: per shape bucket, the candidates of the op's space, gated, timed, decided.
+
+    result = tune("rms_norm", "sm_90a", [(1, 4096), (512, 4096)])     # on the GPU
+    result = tune(..., dry_run=True)                                   # build + gate only
+    result.table      # the routing table JSON (ktile/ops/_shipped.py), None on a dry run
+
+Buckets: the shapes sorted by columns then rows; the bucket of (rows, cols) is the columns
+above the next narrower shape's up to cols, and the rows above the next shorter shape's (of
+those columns) up to rows. Each bucket is timed at its largest shape; shapes outside every
+bucket take the op's built-in routes. Decision: a candidate replaces the default (the
+built-in route there) only when `stats.faster` says so at alpha / (candidates - 1)
+(Bonferroni: several candidates get several chances) with a median at least `min_effect`
+below the default's; the fastest such candidate by median wins. The check: each replaced
+bucket is timed again, winner against default, in fresh interleaved rounds; a winner whose
+median is not below the default's is reverted (the table keeps the default there), and the
+check's lines say so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import InputError, KernelError
+from . import stats
+from .candidates import Candidate, gate_candidates
+from .spaces import space_of
+
+
+class TuneError(KernelError):
+    """The tuning could not be done (no GPU for timing, the GPU is not the target's)."""
+
+
+@dataclass
+class Bucket:
+    rows: tuple[int, int]
+    cols: tuple[int, int]
+    candidates: list[Candidate] = field(default_factory=list)
+    times: dict = field(default_factory=dict)          # Candidate -> [seconds]
+    winner: Candidate | None = None
+    p_value: float | None = None
+    replaced: bool = False
+    check: str = ""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.rows[1], self.cols[1]
+
+    @property
+    def default(self) -> Candidate:
+        return self.candidates[0]
+
+    def median_us(self, cand: Candidate) -> float | None:
+        found = self.times.get(cand)
+        return float(np.median(found)) * 1e6 if found else None
+
+
+@dataclass
+class TuneResult:
+    op: str
+    target: str
+    dtype: str
+    buckets: list[Bucket]
+    dry_run: bool
+    table: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(any(c.refused is None for c in b.candidates) for b in self.buckets)
+
+
+def buckets_of(shapes: list[tuple[int, int]]) -> list[Bucket]:
+    """The shape buckets of the given (rows, cols) (the module's docstring)."""
+    found, widths = [], sorted({c for _, c in shapes})
+    for i, cols in enumerate(widths):
+        col_lo = widths[i - 1] + 1 if i else 1
+        heights = sorted({r for r, c in shapes if c == cols})
+        for j, rows in enumerate(heights):
+            found.append(Bucket((heights[j - 1] + 1 if j else 1, rows), (col_lo, cols)))
+    return found
+
+
+def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str = "bf16",
+         rounds: int = 30, timer=None, dry_run: bool = False, alpha: float = 0.01,
+         min_effect: float = 0.02, workers: int | None = None, progress=None,
+         command: str | None = None) -> TuneResult:
+    """Tune `op_name` on `target` at `shapes`; the result's `table` is what `ktile tune`
+    writes."""
+    op, function = _op_and_call(op_name)
+    _check(target, shapes, dtype, rounds, op)
+    space, buckets = space_of(op_name), buckets_of(shapes)
+    for bucket in buckets:
+        routes = space.candidates(op, target, *bucket.shape)
+        bound = [replace(r, min_rows=bucket.rows[0], max_rows=bucket.rows[1],
+                         min_cols=bucket.cols[0], max_cols=bucket.cols[1], targets=(target,))
+                 for r in routes]
+        bucket.candidates = gate_candidates(op, bound, target, workers=workers,
+                                            progress=progress)
+    result = TuneResult(op_name, target, dtype, buckets, dry_run)
+    if dry_run or not result.ok:
+        return result
+    timer = timer or _gpu_timer(target)
+    for bucket in buckets:
+        _time_bucket(op, function, bucket, dtype, timer, rounds, alpha, min_effect, progress)
+    from .result import table_of
+    result.table = table_of(result, command, timer.device)
+    return result
+
+
+def _time_bucket(op, function, bucket: Bucket, dtype, timer, rounds, alpha, min_effect,
+                 progress) -> None:
+    _check_correct(op, bucket, dtype, timer)
+    usable = [c for c in bucket.candidates if c.refused is None]
+    runs = _runs(op, function, usable, bucket.shape, dtype, timer.device)
+    bucket.times = stats_times = interleave_times(usable, bucket.shape, runs, timer, rounds,
+                                                  progress)
+    default = bucket.default
+    bucket.winner = default
+    if default.refused is not None or len(usable) < 2:
+        return
+    level = alpha / (len(usable) - 1)
+    best = None
+    for cand in usable[1:]:
+        verdict = stats.faster(stats_times[cand], stats_times[default], alpha=level,
+                               min_effect=min_effect)
+        if bucket.p_value is None or verdict.p_value < bucket.p_value:
+            bucket.p_value = verdict.p_value
+        if verdict.faster and (best is None or bucket.median_us(cand) < bucket.median_us(best)):
+            best = cand
+    if best is not None:
+        bucket.winner, bucket.replaced = best, True
+        bucket.p_value = stats.p_less(stats_times[best], stats_times[default])
+        _confirm(op, function, bucket, dtype, timer, rounds, progress)
+
+
+def interleave_times(candidates, shape, runs, timer, rounds, progress):
+    from .timing import interleave
+    return interleave(candidates, shape, runs, timer, rounds, progress)
+
+
+def _confirm(op, function, bucket: Bucket, dtype, timer, rounds, progress) -> None:
+    """The tuner's own check: the winner, timed again against the default, is not slower."""
+    pair = [bucket.default, bucket.winner]
+    runs = _runs(op, function, pair, bucket.shape, dtype, timer.device)
+    again = interleave_times(pair, bucket.shape, runs, timer, rounds, progress)
+    default_us = float(np.median(again[pair[0]])) * 1e6
+    winner_us = float(np.median(again[pair[1]])) * 1e6
+    shape = f"{bucket.shape[0]}x{bucket.shape[1]}"
+    if winner_us <= default_us:
+        bucket.check = (f"{shape}: {bucket.winner.label} {winner_us:.2f} us <= default "
+                        f"{default_us:.2f} us: ok")
+        return
+    bucket.check = (f"{shape}: {bucket.winner.label} {winner_us:.2f} us > default "
+                    f"{default_us:.2f} us on the re-check: reverted to the default")
+    bucket.winner, bucket.replaced = bucket.default, False
+
+
+def _check_correct(op, bucket: Bucket, dtype, timer) -> None:
+    """On a GPU, a candidate whose result is outside the op's tolerance of its reference is
+    refused (the op's own check, `Op.check`, pinned to the candidate)."""
+    if timer.device is None or op.case is None:
+        return
+    from ..ops._library import pinned
+    for cand in bucket.candidates:
+        if cand.refused is not None:
+            continue
+        with pinned(op.table, cand.route):
+            error, tolerance = op.check(*bucket.shape, dtype, timer.device)
+        if not error <= tolerance:
+            cand.refused = f"max error {error:.3g} over the tolerance {tolerance:.3g}"
+
+
+def _runs(op, function, candidates, shape, dtype, device) -> dict:
+    """candidate -> a call of the op at `shape`, pinned to the candidate's route."""
+    if device is None:
+        return {}
+    from ..ops._library import pinned
+    from ..ops.warmup import CALLS
+    from ..ops.warmup import _torch_dtypes
+    import ktile.ops as ops
+    args = CALLS[function].make(*shape, _torch_dtypes([dtype])[0], {}, device)
+    fn = getattr(ops, function)
+
+    def run_of(route):
+        def run():
+            with pinned(op.table, route):
+                fn(*args)
+        return run
+    return {cand: run_of(cand.route) for cand in candidates}
+
+
+def _gpu_timer(target: str):
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        raise TuneError("timing needs a CUDA GPU and there is none here",
+                        hint="run on the GPU machine, or pass --dry-run (build and gate only)")
+    from ..runtime.devices import device, target_of
+    native = target_of(device(torch.cuda.current_device()))
+    if native != target:
+        raise TuneError(f"the GPU here is an {native}, not an {target}: its times would not "
+                        f"be {target}'s", hint=f"tune --target {native}, or --dry-run")
+    from .timing import CudaTimer
+    return CudaTimer()
+
+
+def _op_and_call(op_name: str):
+    from ..ops._library import all_ops
+    from ..ops.warmup import CALLS
+    ops = {op.name: op for op in all_ops()}
+    if op_name not in ops:
+        raise InputError(f"no op named {op_name!r}", hint=f"ops: {', '.join(sorted(ops))}")
+    calls = [c.function for c in CALLS.values() if c.op == op_name]
+    if not calls:
+        raise InputError(f"op {op_name!r} has no warm-up call to time it with",
+                         hint=f"tune one of: {', '.join(sorted({c.op for c in CALLS.values()}))}")
+    return ops[op_name], calls[0]
+
+
+def _check(target: str, shapes, dtype: str, rounds: int, op) -> None:
+    from ..ops._library import TARGETS
+    if target not in TARGETS:
+        raise InputError(f"unknown target {target!r}", hint=f"targets: {', '.join(TARGETS)}")
+    if not shapes or not all(isinstance(s, tuple) and len(s) == 2 and
+                             all(isinstance(v, int) and v >= 1 for v in s) for s in shapes):
+        raise InputError(f"shapes must be (rows, cols) of positive ints, got {shapes!r}",
+                         hint="--shapes 1x4096,512x4096")
+    if dtype not in op.dtypes:
+        raise InputError(f"{op.name} takes {', '.join(op.dtypes)}, not {dtype!r}",
+                         hint=f"--dtype {op.dtypes[0]}")
+    if not isinstance(rounds, int) or rounds < 5:
+        raise InputError(f"rounds is {rounds!r}; the test needs at least 5 per candidate",
+                         hint="--rounds 30")
