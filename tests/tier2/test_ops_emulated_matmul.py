@@ -1,0 +1,35 @@
+"""ktile.ops.matmul's kernels under wave emulation of gfx1100 (RDNA3, wave32) and gfx950
+(CDNA4, wave64), end to end through the public function against the reference at small
+ragged shapes (M, N, K no multiple of any tile, with a bias): each route kind the generic
+test (tests/tier2/test_ops_emulated.py: the W.t() skinny route and the split reduction) does
+not reach: the row-major skinny kernel, and both tile kernels. Bounded (three emulator builds,
+the reduction's is the generic test's): one target per kernel, alternating wave32 and wave64,
+one shape, bf16 in (fp32 out for the tiles: the other epilogue). The skinny kernels share one
+design across layouts, as the tile kernels share the epilogue, so each layout's other target
+adds a build, not a case."""
+import pytest
+
+from ktile.ops import _library as lib
+from ktile.ops.matmul import config
+from ktile.ops.matmul.op import OP, case
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tier2
+
+KINDS = {"skinny_nn": ("gfx1100", (5, 40), "bf16"),
+         "tiles_nt": ("gfx950", (70, 40), "bf16-fp32"),
+         "tiles_nn": ("gfx1100", (70, 40), "bf16-fp32")}
+
+
+def first_route(kernel: str, target: str):
+    return next(r for r in config.TABLE.routes
+                if r.kernel == kernel and (r.targets is None or target in r.targets))
+
+
+@pytest.mark.parametrize("kernel", KINDS)
+def test_route_matches_reference_under_emulation(kernel):
+    target, (rows, cols), dtype = KINDS[kernel]
+    route = first_route(kernel, target)
+    with lib.pinned(OP.table, route), lib.emulating(target):
+        err, tol = case(rows, cols, dtype, layout=kernel[-2:])
+    assert err <= tol, f"{kernel} at {rows}x{cols} on {target}: {err} > {tol}"
