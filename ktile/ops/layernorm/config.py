@@ -4,11 +4,13 @@ Rows whose width is a multiple of 16 take the row-tile kernels (row_tiles.py): t
 a 16 × cols/16 block, each warp holding HELD tiles of 16 × 32 of it (32 view columns: one
 16-byte access per lane per tile row where the view's rows are 16-byte aligned, i.e. cols a
 multiple of 128 in 16-bit dtypes). The forward routes are named by the widest row they hold,
-512 · WARPS · HELD columns: 1024, 2048, 3584, 4096, 5120, 8192, 14336 and 16384, so model
-widths fill every warp; a width between two takes the wider route (a few warps idle). 16 × 64
+512 · WARPS · HELD columns: 1024, 2048, 3584, 4096, 5120, 8192 and 16384, so model widths fill
+every warp; a width between two takes the wider route (a few warps idle: 14336 runs on 16384's
+16 warps × 2 tiles with two warps idle, since 14 warps × 2 leave 14 of the 64 warps of an
+sm_90a multiprocessor resident and 28 × 1 spill in fp32). 16 × 64
 tiles cost about 146 registers per lane on sm_90a against 70 for 16 × 32 (nvcc 12, the
 global-rows column paths), so the tiles stay 32 wide. The backward holds one tile per warp
-(about 128 registers on sm_90a: the weight, x, dy and two fp32 accumulators), so its row-tile
+(120-128 registers on sm_90a: x, dy, the weight and two fp32 accumulators), so its row-tile
 routes reach 16 warps × 32 = 8192 columns; wider rows take the 16-row-tile kernel.
 
 Other widths (not a multiple of 16) keep the vector kernels of kernels.py: the forward up to
@@ -31,7 +33,7 @@ from .kernels import held_route
 SM90 = ("sm_90a",)
 TILE = 32                        # view columns per register tile
 FORWARD_WIDTHS = {1024: (2, 1), 2048: (4, 1), 3584: (7, 1), 4096: (8, 1), 5120: (10, 1),
-                  8192: (8, 2), 14336: (14, 2), 16384: (16, 2)}      # width: (WARPS, HELD)
+                  8192: (8, 2), 16384: (16, 2)}      # width: (WARPS, HELD)
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}              # width: WARPS
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
 MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU

@@ -103,7 +103,6 @@ def layer_norm_rows_backward(dtype: str):
                                  WARPS: hk.Constexpr[int] = 4):
         part, c = hk.arch.block_idx.x, hk.arch.warp_id
         t, f = hk.RT(DT, 16, C), hk.RT(hk.fp32, 16, C)
-        ws = w[hk.tile_coord(0, 0, 0, c)].load(t)               # the weight, held for all rows
         dw = hk.zeros(f)
         db = hk.zeros(f)
         n = hk.to_float(x.cols * 16)
@@ -111,7 +110,8 @@ def layer_norm_rows_backward(dtype: str):
             mu, rs = _row_value(mean, r), _row_value(rstd, r)
             g = dy[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32)
             xhat = (x[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32) - mu) * rs
-            wdy = g * ws.to(hk.fp32)                            # columns past the row: 0
+            # the weight reloaded per row (L1 / L2): held across rows it spills fp32 at 8+ warps
+            wdy = g * w[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)   # past the row: 0
             c1 = hk.group.sum(hk.sum(hk.row_sum(xhat * wdy))) / n
             c2 = hk.group.sum(hk.sum(hk.row_sum(wdy))) / n
             dx[hk.tile_coord(0, 0, r, c)] = ((wdy - (xhat * c1 + c2)) * rs).to(DT)
