@@ -26,6 +26,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--only", default="", help="comma-separated op names (as positional ops)")
     p.add_argument("--quick", action="store_true", help="the quick shape subset (minutes)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"result folder (default {DEFAULT_OUT})")
+    p.add_argument("--skip", default="", help="alternatives not to run: torch.compile, triton "
+                   "(comma-separated; saves their compile time)")
     p.add_argument("--json", action="store_true", help="print one JSON object last")
     p.add_argument("--list", action="store_true", help="print the op names and exit")
     p.add_argument("--plot-from", metavar="PATH", help="redraw PNGs and summary.md from JSON")
@@ -109,11 +111,15 @@ def main(argv, prog: str = "ktile bench") -> int:
         return 0
     if problem:
         return unusable(problem, args.json)
+    skip = tuple(a for a in args.skip.split(",") if a)
+    if set(skip) - {"torch.compile", "triton"}:
+        return unusable(f"--skip {args.skip!r}: only torch.compile and triton can be skipped "
+                        f"(torch eager is the reference)", args.json)
     problem = gpu_missing()
     if problem:
         return unusable(problem, args.json)
     from . import gate, report, runner, suite
-    op_results, run_meta = suite.run(names, args.quick, args.out)
+    op_results, run_meta = suite.run(names, args.quick, args.out, skip=skip)
     entries = suite.write_summary(args.out, op_results, run_meta)
     if args.record:
         with open(args.record, "w") as f:

@@ -19,10 +19,13 @@ def triton_table() -> tuple[dict, str | None]:
     return KERNELS, None
 
 
-def callers(bench: Bench, triton: dict) -> dict:
+def callers(bench: Bench, triton: dict, skip: tuple = ()) -> dict:
+    """ktile and the alternatives for this bench, less those in `skip`."""
     import torch
-    found = {"ktile": bench.ktile, "torch": bench.torch, "torch.compile": torch.compile(bench.torch)}
-    if bench.triton is not None and bench.triton in triton:
+    found = {"ktile": bench.ktile, "torch": bench.torch}
+    if "torch.compile" not in skip:
+        found["torch.compile"] = torch.compile(bench.torch)
+    if bench.triton is not None and bench.triton in triton and "triton" not in skip:
         found["triton"] = triton[bench.triton]
     return found
 
@@ -67,9 +70,10 @@ def measure_shape(bench: Bench, shape: Shape, found: dict, copy: float) -> dict:
     return row
 
 
-def run_bench(bench: Bench, quick: bool, copy: float, triton: dict, log=print) -> list[dict]:
+def run_bench(bench: Bench, quick: bool, copy: float, triton: dict, log=print,
+              skip: tuple = ()) -> list[dict]:
     import torch
-    found = callers(bench, triton)
+    found = callers(bench, triton, skip)
     rows = []
     for shape in (bench.quick if quick else bench.shapes):
         started = time.perf_counter()

@@ -56,7 +56,7 @@ def write_summary(out: str, op_results: dict, run_meta: dict) -> list[dict]:
     return entries
 
 
-def run(names: list[str], quick: bool, out: str, log=print) -> tuple[dict, dict]:
+def run(names: list[str], quick: bool, out: str, log=print, skip: tuple = ()) -> tuple[dict, dict]:
     """Every named op's bench on this GPU: (op -> result rows, the run's meta)."""
     os.makedirs(out, exist_ok=True)
     started = time.perf_counter()
@@ -65,10 +65,12 @@ def run(names: list[str], quick: bool, out: str, log=print) -> tuple[dict, dict]
     if missing:
         log(f"no Triton alternative: {missing}")
     run_meta = meta(copy, quick, missing)
+    run_meta["skipped"] = list(skip)
     log(f"{run_meta['device']}: copy {copy:.0f} GB/s")
     op_results = {}
     for name in names:
-        rows = runner.run_bench(benches()[name], quick, copy, triton, log)
+        rows = runner.run_bench(benches()[name], quick, copy, triton, log, skip)
+        log(f"{name} done, {time.perf_counter() - started:.0f} s into the run")
         op_results[name] = rows
         write_op(out, op_document(name, rows, run_meta), log)
     run_meta["seconds"] = time.perf_counter() - started

@@ -32,6 +32,11 @@ def test_an_unknown_op_is_unusable_input_and_names_the_known_ones(capsys):
     assert payload["exit_code"] == 2 and not payload["ok"] and "rms_nrom" in payload["error"]
 
 
+def test_only_the_compiled_and_triton_alternatives_can_be_skipped(capsys):
+    code, _, err = run(capsys, "add", "--skip", "torch")
+    assert code == 2 and "only torch.compile and triton can be skipped" in err
+
+
 def test_no_op_named_is_unusable_input(capsys):
     code, _, err = run(capsys)
     assert code == 2 and "name an op or pass --all" in err
