@@ -138,3 +138,24 @@ def test_fake_tensors_give_shape_and_dtype_only():
         a, w = torch.empty(5, 64, dtype=torch.float16), torch.empty(48, 64, dtype=torch.float16)
         y = ops.matmul(a, w.t(), out_dtype=torch.float32)
     assert y.shape == (5, 48) and y.dtype == torch.float32
+
+
+# ---- the benchmark's own logic (benchmarks/matmul.py; its timing needs a GPU) ------------
+
+def test_benchmark_sweeps_the_issue_shapes_and_flags_a_wrong_result():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "matmul.py"
+    spec = importlib.util.spec_from_file_location("matmul_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    full = bench.shapes(quick=False)
+    assert len(full) == 5 * 6 + 5 * 4 + 2 and ("prefill", 8192, 8192, 8192) in full
+    assert set(bench.shapes(quick=True)) < set(full)
+    a, w = rand((3, 64), 1), rand((40, 64), 2)
+    got = ops.matmul(a, w.t())
+    err, tol = bench.check(a, w, None, got, "bf16")
+    assert err <= tol
+    got[1, 3] += 1.0
+    err, tol = bench.check(a, w, None, got, "bf16")
+    assert err > tol

@@ -1,0 +1,223 @@
+"""Time `ktile.ops.matmul` against torch.matmul (cuBLAS) on a CUDA GPU, in one process.
+
+    python3 benchmarks/matmul.py --quick --out /tmp/mm    # a subset (~1-2 min with the builds)
+    python3 benchmarks/matmul.py --out DIR                # the full sweep
+    python3 benchmarks/matmul.py --check-only --quick     # correctness only, no timing
+
+The product is nn.Linear's: a [M, K] times W.t() for a weight W [N, K], bf16 in and out (or
+--dtype fp16), optionally with a bias. Decode shapes: M in {1, 2, 4, 8, 16, 32} × (N, K) in
+{(6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288), (12288, 4096)}; prefill: M in {512,
+2048, 4096, 8192} × the same, plus 4096³ and 8192³. Every ktile result is checked against an
+fp32 product of the same inputs before it is timed (a wrong result is reported, not timed).
+
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times), eager
+and replayed from a CUDA graph (the graph removes the host's launch gaps: ktile's decode path
+is two launches plus Python checks). Decode shapes report % of the device's copy bandwidth
+(bytes: W + a + out; copy: read + write of a 1 GiB copy, measured in the same process);
+prefill shapes TFLOP/s. Writes DIR/matmul.json and DIR/matmul.png (where matplotlib imports).
+Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288), (12288, 4096))
+DECODE_M = (1, 2, 4, 8, 16, 32)
+PREFILL_M = (512, 2048, 4096, 8192)
+SQUARES = (4096, 8192)
+QUICK_DECODE = ((1, 4096, 4096), (8, 4096, 4096), (32, 4096, 4096), (1, 12288, 4096),
+                (8, 12288, 4096), (4, 24576, 4096))
+QUICK_PREFILL = ((4096, 4096, 4096), (2048, 12288, 4096))
+
+
+def shapes(quick: bool) -> list[tuple[str, int, int, int]]:
+    """(kind, M, N, K) of the sweep."""
+    if quick:
+        return [("decode", *s) for s in QUICK_DECODE] + [("prefill", *s) for s in QUICK_PREFILL]
+    decode = [("decode", m, n, k) for n, k in NK for m in DECODE_M]
+    prefill = [("prefill", m, n, k) for n, k in NK for m in PREFILL_M]
+    return decode + prefill + [("prefill", s, s, s) for s in SQUARES]
+
+
+def inputs(m: int, n: int, k: int, dtype, with_bias: bool):
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k)
+    a = torch.randn((m, k), generator=g, device="cuda").to(dtype)
+    w = torch.randn((n, k), generator=g, device="cuda").to(dtype)
+    bias = torch.randn((n,), generator=g, device="cuda").to(dtype) if with_bias else None
+    return a, w, bias
+
+
+def check(a, w, bias, got, out_name: str) -> tuple[float, float]:
+    """(max error, tolerance) of `got` against the fp32 product; the tolerance is the op
+    reference's (ktile/ops/matmul/reference.py)."""
+    from ktile.ops.matmul.reference import ULP
+    want = a.float() @ w.float().t()
+    if bias is not None:
+        want += bias.float()
+    top = float(want.abs().max())
+    accumulation = a.shape[1] * float(a.abs().max()) * float(w.abs().max()) * 2.0 ** -22
+    tol = accumulation + top * ULP[out_name] + 1e-3
+    return float((got.float() - want).abs().max()), tol
+
+
+def graphed(fn):
+    """A CUDA graph of `fn()` (after one eager call), replayed by the returned function."""
+    import torch
+    fn()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def timed(fn, repeats: int) -> dict:
+    from ktile.bench.timing import time_call
+    try:
+        t = time_call(fn, repeats=repeats)
+    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
+        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+    return t.as_dict()
+
+
+def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
+    """One shape: check ktile's result, then time ktile and torch, eager and graphed."""
+    import torch
+    import ktile.ops as ops
+    from ktile.bench.timing import gbps
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    a, w, bias = inputs(m, n, k, dtype, args.bias)
+    b = w.t()
+    row = {"kind": kind, "m": m, "n": n, "k": k, "dtype": args.dtype, "bias": args.bias}
+    started = time.time()
+    got = ops.matmul(a, b, bias)
+    torch.cuda.synchronize()
+    row["first_call_s"] = round(time.time() - started, 2)         # trace + build + load
+    err, tol = check(a, w, bias, got, args.dtype)
+    row.update(error=err, tolerance=tol, correct=err <= tol)
+    if not row["correct"] or args.check_only:
+        return row
+    ours = lambda: ops.matmul(a, b, bias)                         # noqa: E731
+    theirs = (lambda: torch.addmm(bias, a, b)) if bias is not None else \
+        (lambda: torch.matmul(a, b))
+    for name, fn in (("ktile", ours), ("torch", theirs)):
+        row[name] = timed(fn, args.repeats)
+        try:
+            row[name + "_graph"] = timed(graphed(fn), args.repeats)
+        except Exception as err:   # noqa: BLE001
+            row[name + "_graph"] = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+    nbytes = (n * k + m * k + m * n) * a.element_size()
+    for name in ("ktile", "torch", "ktile_graph", "torch_graph"):
+        ms = row[name].get("ms")
+        if ms:
+            row[name]["pct_copy"] = 100 * gbps(nbytes, ms) / copy
+            row[name]["tflops"] = 2 * m * n * k / ms / 1e9
+    return row
+
+
+def best(row: dict, who: str) -> float | None:
+    times = [row.get(key, {}).get("ms") for key in (who, who + "_graph")]
+    times = [t for t in times if t]
+    return min(times) if times else None
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'kind':8} {'M':>5} {'N':>6} {'K':>6} | {'ktile us':>9} {'graph':>8} "
+          f"{'torch us':>9} {'graph':>8} | {'speedup':>7} | {'ktile %copy/TF':>14} ok")
+    for row in rows:
+        if "ktile" not in row:
+            print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | "
+                  f"{'correct' if row['correct'] else 'WRONG'} err {row['error']:.3g} "
+                  f"tol {row['tolerance']:.3g}")
+            continue
+        us = {key: row[key].get("ms", float("nan")) * 1e3
+              for key in ("ktile", "ktile_graph", "torch", "torch_graph")}
+        ours, theirs = best(row, "ktile"), best(row, "torch")
+        speedup = theirs / ours if ours and theirs else float("nan")
+        pick = row["ktile_graph"] if "ms" in row["ktile_graph"] else row["ktile"]
+        figure = (f"{pick.get('pct_copy', 0):.0f}% copy" if row["kind"] == "decode"
+                  else f"{pick.get('tflops', 0):.0f} TF/s")
+        print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
+              f"{us['ktile_graph']:8.1f} {us['torch']:9.1f} {us['torch_graph']:8.1f} | "
+              f"{speedup:6.2f}x | {figure:>14} {'yes' if row['correct'] else 'NO'}")
+
+
+def plot(rows: list[dict], path: str) -> bool:
+    """ktile / cuBLAS time ratio per shape (best of eager and graphed), decode and prefill."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    for ax, kind in zip(axes, ("decode", "prefill")):
+        for n, k in sorted({(r["n"], r["k"]) for r in rows if r["kind"] == kind}):
+            points = [(r["m"], best(r, "torch") / best(r, "ktile")) for r in rows
+                      if r["kind"] == kind and (r["n"], r["k"]) == (n, k)
+                      and best(r, "ktile") and best(r, "torch")]
+            if points:
+                ax.plot(*zip(*sorted(points)), "-o", label=f"N={n} K={k}")
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("M")
+        ax.set_ylabel("cuBLAS time / ktile time (>1: ktile faster)")
+        ax.set_title(kind)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/matmul.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="a subset of the shapes (< 2 min)")
+    p.add_argument("--out", help="write matmul.json (and matmul.png) into this folder")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    p.add_argument("--bias", action="store_true", help="with a bias (torch: addmm)")
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmarks/matmul.py: needs a CUDA GPU (torch.cuda.is_available() is False)")
+        return 2
+    from ktile.bench.timing import copy_gbps
+    copy = copy_gbps()
+    print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s (read + write)")
+    rows = []
+    for kind, m, n, k in shapes(args.quick):
+        rows.append(measure(kind, m, n, k, args, copy))
+        print_table(rows[-1:])
+    print()
+    print_table(rows)
+    result = {"device": torch.cuda.get_device_name(), "copy_gbps": copy,
+              "torch": torch.__version__, "host": platform.node(), "args": vars(args),
+              "results": rows}
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "matmul.json"), "w") as f:
+            json.dump(result, f, indent=1)
+        drawn = plot(rows, os.path.join(args.out, "matmul.png"))
+        print(f"wrote {args.out}/matmul.json{' and matmul.png' if drawn else ''}")
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
