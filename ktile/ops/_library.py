@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import pkgutil
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -31,17 +32,27 @@ MAX_RANK = 4
 @dataclass(frozen=True)
 class Route:
     """One kernel at one set of constants, for the shapes `(rows, cols)` it fits: rows up to
-    `max_rows`, columns up to `max_cols` (None: any), on `targets` (None: every target and the
-    interpreter). `sample` is a small (rows, cols) the build and emulation tests run it at."""
+    `max_rows`, columns up to `max_cols` (None: any) and a multiple of `cols_multiple`, on
+    `targets` (None: every target and the interpreter). `sample` is a small (rows, cols) the
+    build and emulation tests run it at. `min_rows` / `min_cols`: the low ends of a measured
+    table's shape bucket (None: 1)."""
     kernel: str
     constants: dict = field(default_factory=dict)
     max_rows: int | None = None
     max_cols: int | None = None
     targets: tuple[str, ...] | None = None
     sample: tuple[int, int] = (3, 300)
+    cols_multiple: int = 1
+    min_rows: int | None = None
+    min_cols: int | None = None
 
     def fits(self, rows: int, cols: int, target: str | None) -> bool:
         if self.max_rows is not None and rows > self.max_rows:
+            return False
+        if (self.min_rows is not None and rows < self.min_rows) or \
+                (self.min_cols is not None and cols < self.min_cols):
+            return False
+        if cols % self.cols_multiple:
             return False
         if self.max_cols is not None and cols > self.max_cols:
             return False
@@ -57,24 +68,38 @@ class Route:
 
 
 class RoutingTable:
-    """An op's configuration space: routes tried in order, the first that fits wins. The tuner
-    (later) replaces the table per target with `override(target, routes)`; a measured table is
-    consulted before the shipped one, and falls back to it where no measured route fits."""
+    """An op's configuration space: routes tried in order, the first that fits wins. A
+    measured table (`measured[target]`) is consulted before the built-in routes, and falls
+    back to them where no measured route fits (an unseen shape). The measured routes of a
+    target are the package's table `ktile/ops/routes/<target>/<op>.json` (written by `ktile
+    tune`, read on the first look at that target: docs/tuning.md), unless `override(target,
+    routes)` set them first."""
 
     def __init__(self, routes: list[Route]):
         self.routes = list(routes)
-        self.measured: dict[str, list[Route]] = {}
+        self.measured: dict[str, list[Route]] = MeasuredRoutes()
+        self._pins: dict[int, Route] = {}     # thread id -> the route `pinned(...)` set
+
+    def bind(self, op: "Op") -> None:
+        """The op whose shipped tables `measured` reads (its first `Op`, at import)."""
+        if self.measured.op is None:
+            self.measured.op = op
 
     def override(self, target: str, routes: list[Route]) -> None:
         self.measured[target] = list(routes)
 
-    pinned: Route | None = None   # set by `pinned(...)`: every call takes this route (tests)
+    @property
+    def pinned(self) -> Route | None:
+        """The route `pinned(...)` set for this thread: every call takes it (tests, tuner)."""
+        return self._pins.get(threading.get_ident()) if self._pins else None
 
     def choose(self, rows: int, cols: int, target: str | None) -> Route:
         """The route for a problem of `rows` rows of `cols` columns on `target` (None: the CPU
         interpreter)."""
-        if self.pinned is not None:
-            return self.pinned
+        if self._pins:
+            pin = self._pins.get(threading.get_ident())
+            if pin is not None:
+                return pin
         for route in self.measured.get(target, []) + self.routes:
             if route.fits(rows, cols, target):
                 return route
@@ -92,14 +117,55 @@ class RoutingTable:
                          hint="split the rows into smaller calls, or file an issue with the shape")
 
 
+class MeasuredRoutes(dict):
+    """target -> measured routes, read from the op's shipped table on the first look at a
+    target (`ktile.ops._shipped`); a target set by hand (`override`) is not read."""
+
+    def __init__(self):
+        super().__init__()
+        self.op: Op | None = None
+        self._looked: set = set()
+        self._lock = threading.RLock()
+
+    def _look(self, target) -> None:
+        if target in self._looked or self.op is None or target is None:
+            return
+        with self._lock:
+            if target in self._looked:
+                return
+            self._looked.add(target)     # first: reading the table runs the op's own calls
+            from ._shipped import shipped_routes
+            routes = shipped_routes(self.op, target)
+            if routes and not super().__contains__(target):
+                super().__setitem__(target, routes)
+
+    def get(self, target, default=None):
+        self._look(target)
+        return super().get(target, default)
+
+    def __getitem__(self, target):
+        self._look(target)
+        return super().__getitem__(target)
+
+    def __contains__(self, target) -> bool:
+        self._look(target)
+        return super().__contains__(target)
+
+    def __setitem__(self, target, routes) -> None:
+        self._looked.add(target)
+        super().__setitem__(target, routes)
+
+
 @contextlib.contextmanager
 def pinned(table: RoutingTable, route: Route):
-    """Within the block every call of the table's op takes `route` (a test of each route)."""
-    table.pinned = route
+    """Within the block every call of the table's op in this thread takes `route` (a test
+    of each route; the tuner's candidates)."""
+    key = threading.get_ident()
+    table._pins[key] = route
     try:
         yield
     finally:
-        table.pinned = None
+        del table._pins[key]
 
 
 # How op functions launch their kernels: `run(kernel, *args, **constants)`; a test swaps it
@@ -142,6 +208,9 @@ class Op:
     reference: str
     also: tuple[Route, ...] = ()
     case: Callable[..., tuple[float, float]] | None = None
+
+    def __post_init__(self) -> None:
+        self.table.bind(self)
 
     def check(self, rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
         """(max error, tolerance) of the op's public function against its reference on random
@@ -206,6 +275,13 @@ def all_kernels(targets: tuple[str, ...] = TARGETS) -> Iterator[ShippedKernel]:
                     if shipped.id not in seen:
                         seen.add(shipped.id)
                         yield shipped
+
+
+def warmup(shapes_or_model_config: dict, *, target: str | None = None,
+           dtypes: tuple[str, ...] = ("bf16",)):
+    """`ktile.ops.warmup`: build every kernel those op calls launch (ktile/ops/warmup.py)."""
+    from .warmup import warmup as build_all
+    return build_all(shapes_or_model_config, target=target, dtypes=dtypes)
 
 
 # ---- the checks of an op's public function ------------------------------------------------
@@ -342,10 +418,20 @@ def rows_of(t):
     return t.view(-1, t.shape[-1])
 
 
+def row_tiles(t):
+    """`t` (contiguous, its last dimension a multiple of 16) as rows of 16-row tiles: each row
+    of `cols` values becomes 16 rows of cols/16, so row r is row tile r of the view and a
+    register tile 16 x C of it is one row's slice read with wide accesses. A 1-D weight becomes
+    the one tile row (16, cols/16) that lines up with every row."""
+    return t.view(-1, t.shape[-1] // 16)
+
+
 def target_of(t) -> str | None:
-    """The target a call on `t` runs on: None on the CPU (the interpreter), else the GPU's."""
+    """The target a call on `t` runs on: None on the CPU (the interpreter), else the GPU's;
+    inside `runtime.builds.building(target)` (warm-up) that target."""
     if t.device.type != "cuda":
-        return None
+        from ..runtime.builds import building_target
+        return building_target()
     from ..runtime.devices import device, target_of as device_target
     return device_target(device(t.device.index or 0))
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 _LOCK = threading.Lock()
 _COUNTS = {"compiles": 0, "hits": 0}
+_KEYS: set[str] = set()        # every cache key a build asked for in this process
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,19 @@ class BuildCount:
         return BuildCount(self.compiles - other.compiles, self.hits - other.hits)
 
 
-def record(hit: bool) -> None:
-    """Count one build (the cache's call)."""
+def record(hit: bool, key: str | None = None) -> None:
+    """Count one build of cache key `key` (the cache's call)."""
     with _LOCK:
         _COUNTS["hits" if hit else "compiles"] += 1
+        if key is not None:
+            _KEYS.add(key)
+
+
+def build_keys() -> frozenset[str]:
+    """Every cache key this process built or found: a test that a run after warm-up asks for
+    no build warm-up did not (whether or not the disk cache held it already)."""
+    with _LOCK:
+        return frozenset(_KEYS)
 
 
 def build_count() -> BuildCount:

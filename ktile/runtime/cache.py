@@ -251,17 +251,17 @@ class BuildCache:
         it was a hit. Raises BuildFailed when the compiler fails."""
         entry = self.get(key)
         if entry is not None:
-            record(hit=True)
+            record(hit=True, key=key)
             return entry, True
         with self._locked(key):
             entry = self.get(key)  # another process may have built it while we waited
             if entry is not None:
-                record(hit=True)
+                record(hit=True, key=key)
                 return entry, True
             try:
                 built = self._build(key, source, compiler, source_name, code_name, meta or {})
             finally:
-                record(hit=False)         # a failed compile is a compiler invocation too
+                record(hit=False, key=key)  # a failed compile is a compiler invocation too
             return built, False
 
     @contextmanager

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "cocheck": ("ktile.runtime.cocheck.cli",
                 "check AMDGPU code objects: spills, scratch, registers, occupancy, waits"),
+    "tune": ("ktile.autotune.cli_tune", "tune one op on one target; write its routing table"),
+    "routes": ("ktile.autotune.cli_routes", "show the routing tables, built-in and shipped"),
     "check": ("ktile.tools.check",
               "check an op or a kernel for a target: trace, gates, build, reference"),
     "bench": ("ktile.bench.cli", "time ops on a CUDA GPU against torch, torch.compile, Triton"),
