@@ -19,12 +19,23 @@ def triton_table() -> tuple[dict, str | None]:
     return KERNELS, None
 
 
+def fresh_compiler():
+    """torch.compile with no state from the previous bench: several benches share a formula's
+    code object (the binary functions), and dynamo's per-code-object recompile limit would
+    otherwise send later ones back to eager silently."""
+    import torch
+    torch._dynamo.reset()
+    for knob in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 64)
+    return torch.compile
+
+
 def callers(bench: Bench, triton: dict, skip: tuple = ()) -> dict:
     """ktile and the alternatives for this bench, less those in `skip`."""
-    import torch
     found = {"ktile": bench.ktile, "torch": bench.torch}
     if "torch.compile" not in skip:
-        found["torch.compile"] = torch.compile(bench.torch)
+        found["torch.compile"] = fresh_compiler()(bench.torch)
     if bench.triton is not None and bench.triton in triton and "triton" not in skip:
         found["triton"] = triton[bench.triton]
     return found
