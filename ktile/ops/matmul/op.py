@@ -37,6 +37,24 @@ def multiprocessors(t: torch.Tensor) -> int:
     return _multiprocessors(t.device.index or 0)
 
 
+ZERO_BIAS_MIN = 1 << 16
+_ZERO_BIAS: dict = {}
+
+
+def zero_bias(n: int, like: torch.Tensor) -> torch.Tensor:
+    """N zeros of like's dtype and device, a view of one kept buffer: a call without a bias
+    adds 0 (no rounding changes: the sum is rounded once either way), so one build of each
+    kernel serves both forms, and the build tests build what runs. The buffer is made at the
+    first call without a bias per device and dtype (eager: a call's first one builds its
+    kernels, never inside a CUDA-graph capture), ZERO_BIAS_MIN wide, and grows for wider N."""
+    key = (like.device, like.dtype)
+    zeros = _ZERO_BIAS.get(key)
+    if zeros is None or zeros.numel() < n:
+        zeros = torch.zeros(max(n, ZERO_BIAS_MIN), dtype=like.dtype, device=like.device)
+        _ZERO_BIAS[key] = zeros
+    return zeros[:n]
+
+
 def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
            out: torch.Tensor) -> None:
     """Run the routed kernels for a [M, K] · b [K, N] (+ bias) into out [M, N]."""
@@ -45,17 +63,15 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
     (m, k), n = a.shape, out.shape[1]
     route = config.choose("nt" if nt else "nn", m, n, lib.target_of(a))
     dtype = name_of(lib.kt_dtype(a), lib.kt_dtype(out))
-    bias_arg = a if bias is None else bias                # not read without HAS_BIAS
+    bias = zero_bias(n, a) if bias is None else bias
     if not route.kernel.startswith("skinny"):
-        lib.run(OP.kernel(route, dtype), a, weight, bias_arg, out, **route.constants,
-                HAS_BIAS=bias is not None)
+        lib.run(OP.kernel(route, dtype), a, weight, bias, out, **route.constants)
         return
     c = route.constants
     count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"], multiprocessors(a))
     part = torch.empty((count, m, n), dtype=torch.float32, device=a.device)
     lib.run(OP.kernel(route, dtype), a, weight, part, **c)
-    lib.run(OP.kernel(config.REDUCE, dtype), part, bias_arg, out,
-            **config.REDUCE.constants, HAS_BIAS=bias is not None)
+    lib.run(OP.kernel(config.REDUCE, dtype), part, bias, out, **config.REDUCE.constants)
 
 
 def _matmul(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],

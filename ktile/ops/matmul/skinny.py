@@ -96,7 +96,7 @@ REDUCE_SHAPES = [
     (lambda p: p.part.batch == 1 and p.part.rows == p.out.rows and p.part.cols == p.out.cols,
      "part must be [splits, M, N] for out [M, N]"),
     (lambda p: p.out.batch * p.out.depth == 1, "out must be 2-D [M, N]"),
-    (lambda p: not p.HAS_BIAS or (p.bias.cols == p.out.cols and p.bias.rows == 1),
+    (lambda p: p.bias.cols == p.out.cols and p.bias.rows * p.bias.depth * p.bias.batch == 1,
      "bias must hold one value per column of out (N values)"),
 ]
 
@@ -109,13 +109,11 @@ def splitk_reduce(dtype: str):
     @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, 16)),
                requires=REDUCE_SHAPES)
     def matmul_splitk_reduce(part: hk.Tensor[hk.fp32], bias: hk.Tensor[DT],
-                             out: hk.Tensor[OUT], *, BN: hk.Constexpr[int] = 64,
-                             HAS_BIAS: hk.Constexpr[bool] = True):
+                             out: hk.Tensor[OUT], *, BN: hk.Constexpr[int] = 64):
         n, m = hk.arch.block_idx.x, hk.arch.block_idx.y
         acc = hk.zeros(hk.RT(hk.fp32, 16, BN))
         for s in range(part.depth):                  # split order: the same bits every run
             acc += part[hk.tile_coord(0, s, m, n)].load(hk.RT(hk.fp32, 16, BN))
-        if HAS_BIAS:
-            acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(DT, BN, "col")).to(hk.fp32)
+        acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(DT, BN, "col")).to(hk.fp32)
         out[hk.tile_coord(0, 0, m, n)] = acc.to(OUT)
     return matmul_splitk_reduce

@@ -29,7 +29,7 @@ OUT_2D = [
     (lambda p: p.a.batch * p.a.depth == 1, "a must be 2-D [M, K]"),
     (lambda p: p.out.batch * p.out.depth == 1 and p.out.rows == p.a.rows,
      "out must be [M, N] with a's M rows"),
-    (lambda p: not p.HAS_BIAS or (p.bias.cols == p.out.cols and p.bias.rows == 1),
+    (lambda p: p.bias.cols == p.out.cols and p.bias.rows * p.bias.depth * p.bias.batch == 1,
      "bias must hold one value per column of out (N values)"),
 ]
 NT_SHAPES = OUT_2D + [
@@ -42,13 +42,11 @@ NN_SHAPES = OUT_2D + [
 ]
 
 
-def epilogue(acc, bias, has_bias: bool, n, width: int, dtypes):
-    """acc (+ bias columns [n·width, n·width + width)) rounded once to the output dtype;
+def epilogue(acc, bias, n, width: int, dtypes):
+    """acc + bias columns [n·width, n·width + width), rounded once to the output dtype;
     `dtypes` is (bias dtype, output dtype)."""
     bias_dtype, out_dtype = dtypes
-    if has_bias:
-        acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(
-            hk.RV(bias_dtype, width, "col")).to(hk.fp32)
+    acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(bias_dtype, width, "col")).to(hk.fp32)
     return acc.to(out_dtype)
 
 
@@ -61,7 +59,7 @@ def wgmma_nt(dtype: str):
     def matmul_wgmma_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
                         out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
                         BN: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
-                        STAGES: hk.Constexpr[int] = 3, HAS_BIAS: hk.Constexpr[bool] = True):
+                        STAGES: hk.Constexpr[int] = 3):
         m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
         warps, w = hk.arch.num_warps, hk.arch.warp_id
         rows = BM // warps                                   # this warp's rows of the tile
@@ -82,7 +80,7 @@ def wgmma_nt(dtype: str):
                 hk.group.load(sa[free], a[hk.tile_coord(0, 0, m, k + s + STAGES - 1)])
                 hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, k + s + STAGES - 1)])
         hk.wait_for(*sa[:STAGES - 1], *sb[:STAGES - 1])      # the last prefetches (past K)
-        out[hk.tile_coord(0, 0, m * warps + w, n)] = epilogue(acc, bias, HAS_BIAS, n, BN,
+        out[hk.tile_coord(0, 0, m * warps + w, n)] = epilogue(acc, bias, n, BN,
                                                                   (DT, OUT))
     return matmul_wgmma_nt
 
@@ -95,8 +93,7 @@ def tiles_nt(dtype: str):
                requires=NT_SHAPES, warps=4)
     def matmul_tiles_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
                         out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 64,
-                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32,
-                        HAS_BIAS: hk.Constexpr[bool] = True):
+                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32):
         m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
         wm, wn = hk.arch.warp_id // 2, hk.arch.warp_id % 2   # this warp's quadrant
         sa = hk.shared(hk.ST(DT, BM, BK))
@@ -113,7 +110,7 @@ def tiles_nt(dtype: str):
             acc += ra @ rb.T
             hk.barrier()                                     # before the next copy lands
         qn = 2 * n + wn                                      # in units of the quadrant
-        out[hk.tile_coord(0, 0, 2 * m + wm, qn)] = epilogue(acc, bias, HAS_BIAS, qn, BN // 2,
+        out[hk.tile_coord(0, 0, 2 * m + wm, qn)] = epilogue(acc, bias, qn, BN // 2,
                                                             (DT, OUT))
     return matmul_tiles_nt
 
@@ -126,8 +123,7 @@ def tiles_nn(dtype: str):
                requires=NN_SHAPES, warps=4)
     def matmul_tiles_nn(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
                         out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 64,
-                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32,
-                        HAS_BIAS: hk.Constexpr[bool] = True):
+                        BN: hk.Constexpr[int] = 64, BK: hk.Constexpr[int] = 32):
         m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
         qm = 2 * m + hk.arch.warp_id // 2                    # this warp's quadrant
         qn = 2 * n + hk.arch.warp_id % 2
@@ -136,6 +132,6 @@ def tiles_nn(dtype: str):
             ra = a[hk.tile_coord(0, 0, qm, k)].load(hk.RT(DT, BM // 2, BK))
             rb = b[hk.tile_coord(0, 0, k, qn)].load(hk.RT(DT, BK, BN // 2, "col"))
             acc += ra @ rb
-        out[hk.tile_coord(0, 0, qm, qn)] = epilogue(acc, bias, HAS_BIAS, qn, BN // 2,
+        out[hk.tile_coord(0, 0, qm, qn)] = epilogue(acc, bias, qn, BN // 2,
                                                             (DT, OUT))
     return matmul_tiles_nn
