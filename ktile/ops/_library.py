@@ -139,9 +139,10 @@ class MeasuredRoutes(dict):
             if routes and not super().__contains__(target):
                 super().__setitem__(target, routes)
 
-    def get(self, target, default=None):
-        self._look(target)
-        return super().get(target, default)
+    def get(self, target, default=None):     # every op call: the set test, then the dict's
+        if target not in self._looked:
+            self._look(target)
+        return dict.get(self, target, default)
 
     def __getitem__(self, target):
         self._look(target)
