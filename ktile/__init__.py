@@ -36,7 +36,7 @@ del bind_runtime
 _LAZY = {name: "ktile.lang.builtins" for name in (
     "tile_coord", "elem_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota",
     *_elementwise.BY_HK_NAME, "where", "cast", "row_sum", "row_max", "row_min",
-    "col_sum", "col_max", "col_min", "sum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
+    "col_sum", "col_max", "col_min", "sum", "tile_sum", "tile_max", "tile_min", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
     "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
     "arch", "math", "group", "lds",
     # hk-dsl's spellings (ktile/lang/hk_compat.py; docs/hk-compat.md)

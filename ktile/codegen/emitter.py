@@ -42,7 +42,11 @@ class Emitter:
         return ", ".join(self.name(v) for v in values)
 
     def type_of(self, value: SSAValue) -> str:
-        return cpp_type(value.type)
+        spelled = cpp_type(value.type)
+        if self.target.flat_layout != "flat" and ", kt::flat, " in spelled:
+            # a flat tile is held in the target's row layout where its headers have no flat one
+            spelled = spelled.replace(", kt::flat, ", f", kt::{self.target.flat_layout}, ")
+        return spelled
 
     def declaration(self, value: SSAValue) -> str:
         """`T vN;`: a destination for a call that writes its first argument."""

@@ -17,6 +17,7 @@ from .lower_shared import lower_tile_block_reduce
 UNARY_FUNCTIONS = {f.name: f.cpp for f in elementwise.UNARY}
 BINARY_FUNCTIONS = {f.name: f.cpp for f in elementwise.BINARY}
 # reduce axis → function prefix: "row" gives one value per row, "all" a scalar of a vector
+# (of a whole tile: kt::tile_<kind>)
 REDUCE_PREFIXES = {"row": "kt::row_", "col": "kt::col_", "all": "kt::vec_"}
 
 
@@ -59,7 +60,9 @@ def lower_cast(e: Emitter, op: kt.CastOp) -> None:
 
 
 def lower_reduce(e: Emitter, op: kt.ReduceOp) -> None:
-    prefix = _named(e, op, REDUCE_PREFIXES, op.prop_str("axis"))
+    axis = op.prop_str("axis")
+    whole_tile = axis == "all" and isinstance(op.x.type, RegTileType)
+    prefix = "kt::tile_" if whole_tile else _named(e, op, REDUCE_PREFIXES, axis)
     _call(e, op, prefix + op.prop_str("kind"), op.x)
 
 

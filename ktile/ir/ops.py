@@ -221,6 +221,7 @@ class GatherOp(KtOp):
 
     def verify_(self) -> None:
         check.check_row_indices(self, self.rows.type, ("the result", self.result.type))
+        check.refuse_flat(self, "a gather", self.result.type)
         check.check_same_element(self, ("the global", self.src.type),
                                  ("the result", self.result.type), "a gather does not convert")
 
@@ -242,6 +243,7 @@ class ScatterOp(KtOp):
 
     def verify_(self) -> None:
         check.check_row_indices(self, self.rows.type, ("the value", self.value.type))
+        check.refuse_flat(self, "a scatter", self.value.type)
         check.check_same_element(self, ("the value", self.value.type),
                                  ("the global", self.dst.type), "a scatter does not convert")
 
@@ -310,6 +312,7 @@ class LdsLoadOp(KtOp):
 
     def verify_(self) -> None:
         src, res = self.src.type, self.result.type
+        check.refuse_flat(self, "a load from shared memory", res)
         tiles = isinstance(src, SharedTileType) and isinstance(res, RegTileType)
         vectors = isinstance(src, SharedVecType) and isinstance(res, RegVecType)
         if not (tiles or vectors):
@@ -369,6 +372,7 @@ class LdsStoreOp(KtOp):
         super().__init__(operands=[dst, value, list(coords)])
 
     def verify_(self) -> None:
+        check.refuse_flat(self, "a store to shared memory", self.value.type)
         if not self.coords:
             check.check_lds_store(self, self.dst.type, self.value.type)
             return
@@ -450,6 +454,7 @@ class MmaOp(KtOp):
         variant = self.variant.data
         check.check_choice(self, "variant", variant, MMA_VARIANTS)
         a, b, acc = self.a.type, self.b.type, self.acc.type
+        check.refuse_flat(self, "an MMA", a, b, acc)
         m, n, k = mma_dims(variant, a.shape, b.shape)
         if k is None:
             raise IRError(self, f"variant {variant}: the inner dimensions of a {a} and b {b} "
@@ -480,6 +485,7 @@ class MmaSharedOp(KtOp):
 
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
+        check.refuse_flat(self, "an MMA", a, acc)
         (m, k), (n, kb) = a.shape, b.shape
         if k != kb:
             raise IRError(self, f"a {a} is {m}x{k} but the shared b {b} is {n}x{kb}: their K "
@@ -535,6 +541,7 @@ class BinaryOp(KtOp):
         check.check_choice(self, "function", fn, BINARY_FNS)
         x, y, result = self.x.type, self.y.type, self.result.type
         check.check_broadcast(self, x, y, result)
+        check.refuse_flat_with_vector(self, x, y, result)
         check.check_binary_dtype(self, x, y, result, elementwise.BY_NAME[fn].rule)
 
 
@@ -552,6 +559,8 @@ class SelectOp(KtOp):
 
     def verify_(self) -> None:
         check.check_select(self, self.cond.type, self.x.type, self.y.type, self.result.type)
+        check.refuse_flat_with_vector(self, self.cond.type, self.x.type, self.y.type,
+                                      self.result.type)
 
 
 @irdl_op_definition
@@ -571,7 +580,7 @@ class CastOp(KtOp):
 @irdl_op_definition
 class ReduceOp(KtOp):
     """A tile reduced along its columns (axis "row": one value per row) or rows (axis "col"),
-    or a vector reduced to a scalar (axis "all")."""
+    or a vector or a whole tile reduced to a scalar (axis "all")."""
     name = "kt.reduce"
     kind = prop_def(StringAttr)
     axis = prop_def(StringAttr)
@@ -606,6 +615,7 @@ class BlockReduceOp(KtOp):
     def verify_(self) -> None:
         check.check_choice(self, "kind", self.kind.data, REDUCE_KINDS)
         check.check_block_reduce(self, self.x.type, self.result.type)
+        check.refuse_flat(self, "a cross-warp reduction of a tile (hk.group)", self.x.type)
 
 
 @irdl_op_definition

@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from ..dtypes import DType
 
-LAYOUTS = ("row", "col")
+LAYOUTS = ("row", "col", "flat")
 FRAGMENTS = ("none", "a", "b", "acc")
 VECTOR_AXES = ("row", "col")
 

@@ -385,16 +385,20 @@ def check_cast(op: Operation, x: Attribute, result: Attribute) -> None:
 
 def check_reduce(op: Operation, axis: str, x: Attribute, result: Attribute) -> None:
     """A tile reduced along axis row gives a row vector of its rows' length, along col a col
-    vector of its columns' (fp32, or i32 for integer tiles); a float vector reduced with axis
-    all gives an f32 scalar."""
+    vector of its columns' (fp32, or i32 for integer tiles); a float vector or float tile
+    reduced with axis all gives an f32 scalar. A flat tile reduces with axis all only."""
     if isinstance(x, RegVecType):
         _check_vector_reduce(op, axis, x, result)
         return
     if not isinstance(x, RegTileType):
         raise IRError(op, f"the operand is {x}; it reduces a register tile or vector")
+    if axis == "all":
+        _check_vector_reduce(op, axis, x, result)
+        return
     if axis not in ("row", "col"):
         raise IRError(op, f"axis {axis!r} of tile {x}: a tile reduces along \"row\" (one value "
-                          f"per row) or \"col\" (one value per column)")
+                          f"per row), \"col\" (one value per column) or \"all\" (a scalar)")
+    refuse_flat(op, f"a {axis} reduction", x)
     length = x.rows.data if axis == "row" else x.cols.data
     acc = dtypes.fp32 if dtype_of(x).kind == "float" else dtypes.i32  # type: ignore[union-attr]
     fits = (isinstance(result, RegVecType) and result.length.data == length
@@ -404,12 +408,13 @@ def check_reduce(op: Operation, axis: str, x: Attribute, result: Attribute) -> N
                           f"not {result}")
 
 
-def _check_vector_reduce(op: Operation, axis: str, x: RegVecType, result: Attribute) -> None:
+def _check_vector_reduce(op: Operation, axis: str, x: Attribute, result: Attribute) -> None:
     if axis != "all":
         raise IRError(op, f"axis {axis!r} of vector {x}: a vector reduces with axis \"all\" "
                           f"to a scalar")
     if dtype_of(x).kind != "float":  # type: ignore[union-attr]
-        raise IRError(op, f"reduces {x} to a scalar: a vector reduction needs a float vector")
+        raise IRError(op, f"reduces {x} to a scalar: a reduction to a scalar needs float "
+                          f"elements")
     if not isinstance(result, Float32Type):
         raise IRError(op, f"reducing {x} with axis all gives f32, not {result}")
 
@@ -448,3 +453,28 @@ def check_rand(op: Operation, seed: Attribute, offsets: Attribute, result: Attri
 def check_choice(op: Operation, what: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise IRError(op, f"{what} {value!r} is not one of {', '.join(choices)}")
+
+
+# ---- the flat layout ------------------------------------------------------------------------
+
+FLAT_USES = ("loads and stores of global memory, elementwise math and casts with scalars and "
+             "tiles of the same layout, iota, masks, rand, and whole-tile reductions "
+             "(hk.sum / hk.max / hk.min of the tile)")
+
+
+def refuse_flat(op: Operation, what: str, *types: Attribute) -> None:
+    """A flat-layout tile (memory order: eight row-contiguous elements per lane unit) has no MMA
+    fragment, row/column vector form or shared-memory form: `what` needs one of those."""
+    for ty in types:
+        if isinstance(ty, RegTileType) and ty.layout.data == "flat":
+            raise IRError(op, f"{what} cannot take the flat-layout tile {ty}: a flat tile "
+                              f"serves {FLAT_USES}",
+                          hint="load the tile in layout \"row\" (hk.RT(dtype, rows, cols)) "
+                               "for this, or reduce the whole tile with hk.sum(tile)")
+
+
+def refuse_flat_with_vector(op: Operation, *types: Attribute) -> None:
+    """A vector broadcast against a flat tile: refused (the vector's lane form follows the row
+    and col layouts)."""
+    if any(isinstance(t, RegVecType) for t in types):
+        refuse_flat(op, "broadcasting a register vector", *types)

@@ -8,7 +8,7 @@ from .. import dtypes
 from ..ir import elementwise, emit
 from ..ir import types as irt
 from . import tracer
-from .tiles import Tile, Vec, reduce_tile, reduce_vec
+from .tiles import Tile, Vec, reduce_tile, reduce_vec, reduce_whole
 from .types import RT, RV
 from .values import Scalar, as_index, as_scalar, describe
 
@@ -170,12 +170,39 @@ def col_min(t): return reduce_tile(t, "min", "col")
 
 
 def sum(v):  # noqa: A001
-    return reduce_vec(v, "sum") if isinstance(v, Vec) else _not_vec("sum", v)
+    """A register vector or a whole register tile (every element) reduced to an f32 scalar."""
+    return _to_scalar("sum", v)
 
 
-def _not_vec(fn, v):
-    raise tracer.error(f"hk.{fn} reduces a register vector to a scalar, got {describe(v)}",
-                       hint=f"for tiles use hk.row_{fn} or hk.col_{fn}")
+def tile_sum(t):
+    """Every element of a register tile (any layout) summed into an f32 scalar."""
+    return _whole(t, "sum")
+
+
+def tile_max(t):
+    """The largest element of a register tile (any layout), as an f32 scalar."""
+    return _whole(t, "max")
+
+
+def tile_min(t):
+    """The smallest element of a register tile (any layout), as an f32 scalar."""
+    return _whole(t, "min")
+
+
+def _whole(t, fn):
+    if not isinstance(t, Tile):
+        raise tracer.error(f"hk.tile_{fn} reduces a register tile to a scalar, got {describe(t)}",
+                           hint=f"for a vector use hk.sum(v); per row use hk.row_{fn}")
+    return reduce_whole(t, fn)
+
+
+def _to_scalar(fn, v):
+    if isinstance(v, Vec):
+        return reduce_vec(v, fn)
+    if isinstance(v, Tile):
+        return reduce_whole(v, fn)
+    raise tracer.error(f"hk.{fn} reduces a register vector or tile to a scalar, got "
+                       f"{describe(v)}", hint=f"per row or column use hk.row_{fn} / hk.col_{fn}")
 
 
 def block_reduce(kind: str, x):

@@ -235,6 +235,11 @@ def _same_dtype(fn: str, x: _Elementwise, y: _Elementwise) -> None:
 def reduce_tile(t: Tile, kind: str, axis: str) -> Vec:
     if not isinstance(t, Tile):
         raise tracer.error(f"{axis}_{kind} reduces a register tile, got {describe(t)}")
+    if t.layout == "flat":
+        raise tracer.error(f"{axis}_{kind} of a flat-layout tile: a flat tile has no row or "
+                           f"column vectors", op=f"{axis}_{kind}",
+                           hint=f"reduce the whole tile to a scalar with hk.{kind}(tile), or "
+                                f"load it in layout \"row\"")
     length = t.rows if axis == "row" else t.cols
     acc_dt = dtypes.fp32 if t.dtype.is_float else dtypes.i32
     return Vec(_b().reduce(kind, axis, t.v, irt.rv(acc_dt, length, axis)))
@@ -244,6 +249,15 @@ def reduce_vec(v: Vec, kind: str) -> Scalar:
     if not v.dtype.is_float:
         raise tracer.error("vector reductions to a scalar need a float vector")
     return Scalar(_b().reduce(kind, "all", v.v, emit.f32))
+
+
+def reduce_whole(t: Tile, kind: str) -> Scalar:
+    """Every element of a float tile combined into one f32 scalar (per warp: each warp reduces
+    its own tile; hk.group.<kind> then combines the warps)."""
+    if not t.dtype.is_float:
+        raise tracer.error(f"hk.{kind} of a whole tile needs float elements, got {t.dtype.name}",
+                           op=kind, hint="cast it first: tile.to(hk.fp32)")
+    return Scalar(_b().reduce(kind, "all", t.v, emit.f32))
 
 
 class Transposed:

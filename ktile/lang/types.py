@@ -130,7 +130,11 @@ def _positive(value: Any, what: str) -> int:
 
 @dataclass(frozen=True)
 class RT:
-    """A register tile type: `hk.RT(hk.bf16, 16, 64)`, layout "row" (default) or "col"."""
+    """A register tile type: `hk.RT(hk.bf16, 16, 64)`, layout "row" (default), "col" or
+    "flat". Row and col are the MMA operand layouts; "flat" is memory order (each lane holds
+    eight row-contiguous elements per 16 x 16 block: 16-byte global accesses, no shuffles), for
+    memory-bound code: global loads and stores, elementwise math, whole-tile reductions
+    (docs/language.md, "The flat layout")."""
     dtype: DType
     rows: int
     cols: int
@@ -141,8 +145,8 @@ class RT:
         _positive(self.rows, "RT rows")
         _positive(self.cols, "RT cols")
         _whole_blocks("register tile", {"rows": self.rows, "cols": self.cols})
-        if self.layout not in ("row", "col"):
-            raise tracer.error(f"RT layout must be 'row' or 'col', got {self.layout!r}")
+        if self.layout not in ("row", "col", "flat"):
+            raise tracer.error(f"RT layout must be 'row', 'col' or 'flat', got {self.layout!r}")
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,10 @@ class Target:
     lds_dma_bytes_per_lane: int = 0  # widest global→LDS DMA per lane (gfx942: 4, gfx950: 16)
     vgpr_granule: int = 0            # VGPRs are allocated in multiples of this (AMD; 0: unknown)
     max_waves_per_simd: int = 0      # the most waves one SIMD holds (AMD; 0: unknown)
+    flat_layout: str = "row"         # the header layout tag a flat-layout tile is held in: "flat"
+                                     # where the target's headers implement memory order
+                                     # (sm_90a), else the row layout (each element in one lane;
+                                     # layouts are internal, so results are the same)
     mma_shared_alignment: int = 16   # bytes a shared tile that an mma reads directly (the b of
                                      # `a @ s.T`) is aligned to: sm_90a's wgmma swizzle repeats
                                      # on 1024-byte boundaries of the shared address

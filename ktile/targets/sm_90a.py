@@ -56,6 +56,7 @@ TARGET = Target(
     has_lds_dma=False,                  # the AMD DMA kind; Hopper's paths are below
     has_async_copy=True,                # cp.async (sm_80+) and TMA cp.async.bulk (sm_90)
     fast_lds_operand_layout=None,       # ldmatrix and ldmatrix .trans both read 16-bit tiles
+    flat_layout="flat",                 # flat_tile.hpp: 16-byte units per lane, no shuffles
     # PTX ISA, wgmma shared-memory layouts: the 128B swizzle XORs address bits 4-6 with bits
     # 7-9, so a tile a descriptor describes with base offset 0 starts on a 1024-byte boundary
     mma_shared_alignment=1024,

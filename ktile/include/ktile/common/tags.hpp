@@ -16,6 +16,7 @@ using index_t = int64_t;
 // ---- register-tile layouts: the logical layout the kernel chose ------------------------------
 struct row {};
 struct col {};
+struct flat {};   // memory order: eight row-contiguous elements per lane unit (no MMA, no vectors)
 
 // ---- MMA fragments, set by the `fragments` pass ----------------------------------------------
 struct frag_none {};   // a tile no MMA reads or writes
@@ -53,6 +54,7 @@ template <class A> struct same_tag<A, A> { static constexpr bool value = true; }
 template <class L> struct is_layout { static constexpr bool value = false; };
 template <> struct is_layout<row> { static constexpr bool value = true; };
 template <> struct is_layout<col> { static constexpr bool value = true; };
+template <> struct is_layout<flat> { static constexpr bool value = true; };
 
 template <class F> struct is_fragment { static constexpr bool value = false; };
 template <> struct is_fragment<frag_none> { static constexpr bool value = true; };

@@ -140,4 +140,15 @@ KT_TILE_REDUCTION(col_max, max_kind, col_axis) KT_TILE_REDUCTION(col_min, min_ki
 KT_VEC_REDUCTION(vec_sum, sum_kind) KT_VEC_REDUCTION(vec_max, max_kind) KT_VEC_REDUCTION(vec_min, min_kind)
 #undef KT_VEC_REDUCTION
 
+// A whole tile to a scalar: its rows reduced (one value per row, in lane form), then that vector.
+// (A flat-layout tile is spelled as a row-layout one on AMD targets: layouts are internal.)
+#define KT_WHOLE_TILE_REDUCTION(NAME, KIND) \
+  template <class S, class X> __device__ __forceinline__ void NAME(S& dst, const X& x) { \
+    rv<detail::acc_t<typename X::elem_type>, X::rows, row_axis> per_row; \
+    detail::reduce_to_vector<detail::KIND, row_axis>(per_row, x); \
+    detail::reduce_vector<detail::KIND>(dst, per_row); }
+KT_WHOLE_TILE_REDUCTION(tile_sum, sum_kind) KT_WHOLE_TILE_REDUCTION(tile_max, max_kind)
+KT_WHOLE_TILE_REDUCTION(tile_min, min_kind)
+#undef KT_WHOLE_TILE_REDUCTION
+
 }  // namespace kt

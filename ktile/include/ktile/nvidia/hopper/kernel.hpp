@@ -17,10 +17,11 @@
 #include "ktile/nvidia/hopper/layout_convert.hpp"   // row <-> col, vector forms
 #include "ktile/nvidia/hopper/elementwise_ops.hpp"  // what each function computes
 #include "ktile/nvidia/hopper/maps.hpp"             // unary / binary / select / cast / fill / iota / causal_mask
-#include "ktile/nvidia/hopper/reductions.hpp"       // row_* / col_* / vec_*
+#include "ktile/nvidia/hopper/reductions.hpp"       // row_* / col_* / tile_* / vec_*
 #include "ktile/nvidia/hopper/block_reduce.hpp"     // block_reduce_*<WARPS>
 #include "ktile/nvidia/hopper/global_rows.hpp"      // the wide global <-> register row engine
 #include "ktile/nvidia/hopper/global_tile.hpp"      // load / store / gather / scatter
+#include "ktile/nvidia/hopper/flat_tile.hpp"        // load / store of flat-layout tiles
 #include "ktile/nvidia/hopper/shared_tile.hpp"      // kt::st, kt::sv, kt::shared_at
 #include "ktile/nvidia/hopper/async_copy.hpp"       // copy_async / wait / bind / barrier
 #include "ktile/nvidia/hopper/shared_access.hpp"    // lds_load / lds_store (ldmatrix, stmatrix)

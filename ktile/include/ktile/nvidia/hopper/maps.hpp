@@ -147,7 +147,7 @@ template <class Axis, class D> __device__ __forceinline__ void iota(D& dst) {
     using L = typename D::layout;
     constexpr bool rows = std::is_same<Axis, row_axis>::value;
     detail::map_into(dst, [&](const detail::tile_pos& q) {
-      return cast_to<T>(rows ? detail::row_of<L>(q) : detail::col_of<L>(q));
+      return cast_to<T>(rows ? detail::row_of<L, D::cols>(q) : detail::col_of<L, D::cols>(q));
     });
   } else {
     detail::map_into(dst, [&](const detail::vec_pos& q) { return cast_to<T>(detail::index_of<typename D::form>(q)); });
@@ -163,7 +163,7 @@ __device__ __forceinline__ void causal_mask(D& dst, const X& x, index_t row0, in
   const index_t shift = col0 - row0;     // masked where j - i > row0 - col0
   auto rx = detail::operand<D>(x);
   detail::map_into(dst, [&](const detail::tile_pos& q) {
-    return detail::col_of<L>(q) - detail::row_of<L>(q) + shift > 0 ? f : cast_to<T>(rx.get(q));
+    return detail::col_of<L, D::cols>(q) - detail::row_of<L, D::cols>(q) + shift > 0 ? f : cast_to<T>(rx.get(q));
   });
 }
 

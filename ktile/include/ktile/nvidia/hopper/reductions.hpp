@@ -1,4 +1,5 @@
-// ktile / NVIDIA Hopper: reductions of a tile along one axis (kt::row_sum, col_max, ...) and of a
+// ktile / NVIDIA Hopper: reductions of a tile along one axis (kt::row_sum, col_max, ...), of a
+// whole tile to a scalar (kt::tile_sum, ...), and of a
 // vector to a scalar (kt::vec_sum, ...), accumulating in fp32 (int32 for integer tiles), max / min
 // propagating NaN.
 //
@@ -117,7 +118,35 @@ __device__ __forceinline__ void reduce_vector(S& dst, const V& v) {
   dst = cast_to<S>(acc);
 }
 
+// dst (a scalar) = every element of tile x combined, whatever its layout: each element lives in
+// exactly one lane, so the lane folds its own (eight partial accumulators, one per pair slot,
+// for a short dependency chain), then the warp's 32 lanes combine in a butterfly.
+template <class Kind, class S, class X>
+__device__ __forceinline__ void reduce_whole_tile(S& dst, const X& x) {
+  static_assert(is_rt<X>::value, "kt: tile_sum / tile_max / tile_min reduce a register tile");
+  using A = acc_t<typename X::elem_type>;
+  A part[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) part[k] = reducer<Kind>::identity(A{});
+  each_tile_pos<X>([&](const tile_pos& q) {
+    A& slot = part[2 * q.p + q.e];
+    slot = reducer<Kind>::combine(slot, widen(at(x, q)));
+  });
+#pragma unroll
+  for (int width = 4; width >= 1; width /= 2)
+#pragma unroll
+    for (int k = 0; k < width; ++k) part[k] = reducer<Kind>::combine(part[k], part[k + width]);
+  dst = cast_to<S>(across_lanes<Kind>(part[0], 1, 16));
+}
+
 }  // namespace detail
+
+#define KT_WHOLE_TILE_REDUCTION(NAME, KIND) \
+  template <class S, class X> __device__ __forceinline__ void NAME(S& dst, const X& x) { \
+    detail::reduce_whole_tile<detail::KIND>(dst, x); }
+KT_WHOLE_TILE_REDUCTION(tile_sum, sum_kind) KT_WHOLE_TILE_REDUCTION(tile_max, max_kind)
+KT_WHOLE_TILE_REDUCTION(tile_min, min_kind)
+#undef KT_WHOLE_TILE_REDUCTION
 
 #define KT_TILE_REDUCTION(NAME, KIND, AXIS) \
   template <class D, class X> __device__ __forceinline__ void NAME(D& dst, const X& x) { \

@@ -5,7 +5,13 @@
 // subtile holds
 //   row layout  rows 8·(p & 1) + g,            columns 8·(p >> 1) + 2t + {0, 1}
 //   col layout  rows 8·(p >> 1) + 2t + {0, 1}, columns 8·(p & 1) + g
-// so a col-layout tile is stored as the row-layout tile of its transpose. The row layout is
+//   flat layout element n = 8·(32j + l) + 2p + {0, 1} (l = lane) of the 16 × C band of rows
+//               16i.. in row-major order: row 16i + n / C, column n % C
+// so a col-layout tile is stored as the row-layout tile of its transpose, and a flat tile's lane
+// holds eight row-contiguous elements per "subtile" slot (i, j), the warp's 32 lanes 256
+// consecutive elements of the band: one 16-byte access per lane for 16-bit elements, 512
+// contiguous bytes per warp where rows are that long, no shuffles (flat_tile.hpp). A flat tile is for memory-bound code: elementwise math and whole-tile
+// reductions; no MMA fragment, vector broadcast or shared-memory form (the verifier refuses them). The row layout is
 // the mma.m16n8k16 A fragment (pairs 0..3 = a0a1..a6a7) and, pair by pair, the accumulator of
 // two n8 MMAs; read as B, a col-layout K×N tile (or a row-layout N×K one) gives b0b1 = pair 0 /
 // pair 1 and b2b3 = pair 2 / pair 3 for its two n8 halves. Every fragment tag therefore has the
@@ -29,7 +35,7 @@ template <class T, int R, int C, class Layout, class Frag>
 struct rt {
   static_assert(R > 0 && C > 0 && R % 16 == 0 && C % 16 == 0,
                 "register tiles on sm_90a are built of 16x16 blocks: rows and columns must be multiples of 16");
-  static_assert(is_layout<Layout>::value, "the layout of a register tile is kt::row or kt::col");
+  static_assert(is_layout<Layout>::value, "the layout of a register tile is kt::row, kt::col or kt::flat");
   static_assert(is_fragment<Frag>::value, "the fragment of a register tile is kt::frag_none, frag_a, frag_b or frag_acc");
   using elem_type = T;
   using layout = Layout;
@@ -101,12 +107,19 @@ struct tile_pos { int i, j, p, e; };
 // One element of a vector's registers: chunk c, half h, element e (always 0 in g-form).
 struct vec_pos { int c, h, e; };
 
-template <class Layout> __device__ __forceinline__ int row_of(const tile_pos& q) {
+// A flat tile's unit (i, j) of lane l: element n = 8·(32j + l) of the 16 × C band of rows 16i..
+template <int C> __device__ __forceinline__ int flat_unit_row(int j) { return (8 * (32 * j + lane_id())) / C; }
+template <int C> __device__ __forceinline__ int flat_unit_col(int j) { return (8 * (32 * j + lane_id())) % C; }
+
+// The row and column within its tile (of C columns) of a tile position.
+template <class Layout, int C> __device__ __forceinline__ int row_of(const tile_pos& q) {
   if constexpr (std::is_same<Layout, row>::value) return 16 * q.i + 8 * (q.p & 1) + lane_group();
+  else if constexpr (std::is_same<Layout, flat>::value) return 16 * q.i + flat_unit_row<C>(q.j);
   else return 16 * q.i + 8 * (q.p >> 1) + 2 * lane_in_group() + q.e;
 }
-template <class Layout> __device__ __forceinline__ int col_of(const tile_pos& q) {
+template <class Layout, int C> __device__ __forceinline__ int col_of(const tile_pos& q) {
   if constexpr (std::is_same<Layout, row>::value) return 16 * q.j + 8 * (q.p >> 1) + 2 * lane_in_group() + q.e;
+  else if constexpr (std::is_same<Layout, flat>::value) return flat_unit_col<C>(q.j) + 2 * q.p + q.e;
   else return 16 * q.j + 8 * (q.p & 1) + lane_group();
 }
 template <class Form> __device__ __forceinline__ int index_of(const vec_pos& q) {

@@ -91,7 +91,7 @@ __device__ __forceinline__ void lds_load_pairs(Tile& dst, const S& src, int r0, 
   using P = typename Tile::pair_type;
   each_tile_pos<Tile>([&](const tile_pos& q) {
     if (q.e != 0) return;
-    const int r = r0 + row_of<L>(q), c = c0 + col_of<L>(q);
+    const int r = r0 + row_of<L, 16>(q), c = c0 + col_of<L, 16>(q);
     if constexpr (std::is_same<L, row>::value) {
       dst.tiles[q.i][q.j][q.p] = *reinterpret_cast<const P*>(&src.at(r, c));
     } else {
@@ -107,7 +107,7 @@ __device__ __forceinline__ void lds_store_pairs(S& dst, const Tile& src, int r0 
   using P = typename Tile::pair_type;
   each_tile_pos<Tile>([&](const tile_pos& q) {
     if (q.e != 0) return;
-    const int r = r0 + row_of<L>(q), c = c0 + col_of<L>(q);
+    const int r = r0 + row_of<L, 16>(q), c = c0 + col_of<L, 16>(q);
     if constexpr (std::is_same<L, row>::value) {
       *reinterpret_cast<P*>(&dst.at(r, c)) = src.tiles[q.i][q.j][q.p];
     } else {
