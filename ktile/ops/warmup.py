@@ -6,8 +6,8 @@
 
 Each op call is made as on a `target` GPU, on CPU tensors whose memory is never touched, inside
 `runtime.builds.building(target)`: the op routes as it would on the GPU (its measured table
-included), and each kernel call it makes checks its requirements and builds the code objects a
-GPU call loads, and runs nothing. The calls therefore take the op's own path, not a copy of its
+included), and each kernel call it makes checks its requirements and traces what a GPU call
+loads, and runs nothing; the traces are then compiled in parallel. The calls therefore take the op's own path, not a copy of its
 routing: after warm-up an op call at those shapes compiles nothing (tests/tier1/
 test_warmup_build.py counts with `ktile.runtime.build_count()`; tests/tier3 checks it on the
 H200, CUDA-graph capture included). Loading the code objects onto a GPU is the first real call's
@@ -153,18 +153,19 @@ def warmup(shapes_or_model_config: dict, *, target: str | None = None,
     """Build every kernel the op calls of `shapes_or_model_config` launch on `target` (None:
     the current CUDA device's) for each of `dtypes` (ktile names)."""
     from .. import targets
-    from ..runtime.builds import build_count, building
+    from ..runtime.builds import build_count, build_traces, building
     shapes = _shapes(shapes_or_model_config)
     target = _target(target)
     targets.get(target)
     sizes = shapes_or_model_config if "max_tokens" in shapes_or_model_config else {}
-    before, calls = build_count(), 0
-    with building(target):
+    before, calls, traces = build_count(), 0, []
+    with building(target, compile=False, collect=traces):
         for function, problems in shapes.items():
             for dtype in _torch_dtypes(dtypes):
                 for rows, cols in problems:
                     call_op(function, rows, cols, dtype, sizes)
                     calls += 1
+    build_traces(traces)
     done = build_count() - before
     return WarmupReport(target, calls, done.compiles, done.hits)
 

@@ -77,16 +77,18 @@ _MODE = threading.local()      # .stack: [(target, compile)], innermost last; pe
 
 
 @contextlib.contextmanager
-def building(target: str, *, compile: bool = True):
+def building(target: str, *, compile: bool = True, collect: list | None = None):
     """Within the block (this thread), a kernel call on CPU tensors runs nothing: it checks
     the kernel's requirements on the call's shapes and traces it for `target`, and with
     `compile` builds every code object a call on a `target` GPU loads (`build_call`). Op
     functions route as on a `target` GPU (`ktile.ops._library.target_of`). Warm-up builds so;
-    the routing tables check a measured route's constants so (compile=False)."""
+    the routing tables check a measured route's constants so (compile=False). Without
+    compile, `collect` (a list) receives the traces a build would compile, for the caller to
+    build (in parallel: `build_traces`)."""
     from .. import targets
     targets.get(target)                  # an unknown target is refused here, naming it
     stack = _stack()
-    stack.append((target, compile))
+    stack.append((target, compile, collect))
     try:
         yield
     finally:
@@ -102,14 +104,29 @@ def building_target() -> str | None:
 def build_only_call(kernel, args: tuple, constants: dict) -> None:
     """A kernel call inside `building`: check, trace, and (with compile) build."""
     from .arguments import check_arguments, check_requirements, split_scalars
-    target, compile = _stack()[-1]
+    target, compile, collect = _stack()[-1]
     tensors, _ = split_scalars(kernel, args)
     arguments = check_arguments(kernel, tensors)
     check_requirements(kernel, kernel.resolve_constants(constants), arguments)
     if compile:
         build_call(kernel, target, constants)
-    else:
-        call_traces(kernel, target, constants)
+        return
+    traces = call_traces(kernel, target, constants)
+    if collect is not None:
+        collect.extend(traces)
+
+
+def build_traces(traces: list, workers: int | None = None) -> list:
+    """Build `traces` (each distinct one once) in parallel: translated in this thread (Python),
+    compiled by a thread per CPU (the compilers are subprocesses). KtileErrors propagate."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from .build import build_trace
+    unique = list({id(t): t for t in traces}.values())
+    for trace in unique:
+        trace.source()
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        return list(pool.map(build_trace, unique))
 
 
 def _stack() -> list:
