@@ -1,8 +1,10 @@
 """The norm ops on CPU tensors (the interpreter): rms_norm, fused_add_rms_norm(_), layer_norm
 and layer_norm_backward against their references at small ragged shapes of 1 to 4 dimensions
-(1 row, and model widths at 1-3 rows: rms_norm 5120 / 14336, the fused form 4000 / 4096,
-layer_norm 2000: their widest routes, docs/ops.md), in bf16, fp16 and fp32; out=; the in-place
-engine form; refusals naming the parameter; torch.compile(fullgraph=True) and fake tensors."""
+(1 row, and model widths at 1-3 rows: rms_norm 2880 / 5120 / 14336 through the row-tile
+kernel, widths not a multiple of 16 through the loop; the fused form 4000 / 4096 / 5120 and
+1000 through its fallback; layer_norm 2000: docs/ops.md), in bf16, fp16 and fp32; out=; the
+in-place engine form (in place, no copy, for multiples of 16); refusals naming the parameter;
+torch.compile(fullgraph=True) and fake tensors."""
 import pytest
 
 import ktile as hk
@@ -18,8 +20,8 @@ from bad_inputs import refused
 torch = pytest.importorskip("torch")
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-SHAPES = [(37,), (1, 300), (3, 1000), (2, 3, 130), (1, 2, 2, 64), (1, 5120), (3, 5120),
-          (1, 14336), (2, 14336)]
+SHAPES = [(37,), (1, 300), (3, 1000), (2, 3, 130), (1, 2, 2, 64), (2, 2880), (1, 5120),
+          (3, 5120), (1, 14336), (2, 14336)]
 SMALL = [(37,), (3, 1000), (2, 3, 130), (1, 2, 2, 64)]
 
 
@@ -48,7 +50,8 @@ def test_rms_norm_matches_reference(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(1, 64), (3, 1000), (2, 2, 4000), (1, 4096)], ids=str)
+@pytest.mark.parametrize("shape", [(1, 64), (3, 1000), (2, 2, 4000), (1, 4096), (2, 5120)],
+                         ids=str)
 def test_fused_add_rms_norm_matches_reference(shape, dtype):
     if dtype != "bf16" and shape[-1] > 1000:
         pytest.skip("the wide rows once, in bf16")
@@ -60,11 +63,26 @@ def test_fused_add_rms_norm_matches_reference(shape, dtype):
     assert err(residual_out, want_h) == 0.0
 
 
-def test_fused_add_rms_norm_in_place_is_the_engine_form():
-    x, r, w = rand((3, 300), 6), rand((3, 300), 7), rand((300,), 8)
+@pytest.mark.parametrize("cols", [300, 1024], ids=["fallback", "tiles"])
+def test_fused_add_rms_norm_in_place_is_the_engine_form(cols):
+    x, r, w = rand((3, cols), 6), rand((3, cols), 7), rand((cols,), 8)
     want_o, want_h = ops.fused_add_rms_norm(x, r, w, 1e-6)
     assert ops.fused_add_rms_norm_(x, r, w, 1e-6) is None
     assert torch.equal(x, want_o) and torch.equal(r, want_h)
+
+
+def test_fused_in_place_runs_the_tile_kernel_on_x_and_residual(monkeypatch):
+    """The declared in-place kernel gets x as o and residual as h: no scratch outputs."""
+    from ktile.ops import _library as lib
+    calls, run = [], lib.run
+    monkeypatch.setattr(lib, "run", lambda k, *args, **c: (calls.append(args), run(k, *args, **c)))
+    x, r, w = rand((2, 2, 512), 9), rand((2, 2, 512), 10), rand((512,), 11)
+    want_o, want_h = fused_reference(np32(x), np32(r), np32(w), 1e-6, hk.bf16)
+    ops.fused_add_rms_norm_(x, r, w, 1e-6)
+    (xs, rs, _, o, h, _), = calls     # one launch, on x and residual themselves
+    assert o.data_ptr() == xs.data_ptr() == x.data_ptr()
+    assert h.data_ptr() == rs.data_ptr() == r.data_ptr()
+    assert err(x, want_o) <= tolerance(want_o) and err(r, want_h) == 0.0
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -169,6 +187,12 @@ REFUSALS = {
 def test_bad_input_is_refused_naming_the_parameter(case):
     action, words = REFUSALS[case]
     refused(action, *words, kind=InputError)
+
+
+def test_a_fused_width_no_route_takes_is_refused_saying_which_run():
+    x, w = rand((1, 8200), 1), rand((8200,), 2)
+    refused(lambda: ops.fused_add_rms_norm(x, x.clone(), w), "8200 columns",
+            "multiple of 16 run up to 16384", kind=InputError)
 
 
 def test_a_row_wider_than_every_route_is_refused():

@@ -75,23 +75,27 @@ def test_dequantize_variants_have_their_own_ids():
             "dequantize/dequant_fp8_per_token/bf16/COLS64/gfx950"} <= ids
 
 
-def test_norms_hold_narrow_vectors_and_loop_past_4096():
+def test_norms_take_row_tiles_for_multiples_of_16_and_loop_otherwise():
+    from ktile.ops.fused_add_rmsnorm import config as fused
     from ktile.ops.rmsnorm import config
-    assert config.TABLE.choose(1, 4096, "sm_90a").constants == {"VEC": 64, "HELD": 4,
-                                                                 "WARPS": 16}
-    assert config.TABLE.choose(1, 4096, "gfx950").constants == {"VEC": 128, "HELD": 4,
-                                                                 "WARPS": 8}
     for target in lib.TARGETS:
-        assert config.TABLE.choose(1, 16384, target).kernel == "rms_norm_loop"
+        for cols in (1024, 2880, 4096, 5120, 14336, 16384):
+            assert config.TABLE.choose(1, cols, target).kernel == "rms_norm_tiles"
+            assert fused.TABLE.choose(1, cols, target).kernel == "fused_add_rms_norm_tiles"
+        assert config.TABLE.choose(1, 4100, target).kernel == "rms_norm_loop"
+        assert config.TABLE.choose(1, 16400, target).kernel == "rms_norm_loop"
+        assert fused.TABLE.choose(1, 1000, target).kernel == "fused_add_rms_norm_held"
 
 
-@pytest.mark.parametrize("table,target,widest", [("fused_add_rmsnorm", "gfx1100", 4096),
-                                                 ("fused_add_rmsnorm", "gfx950", 2048)])
-def test_a_row_past_the_widest_route_is_refused_naming_it(table, target, widest):
+@pytest.mark.parametrize("table,target,cols,widest", [("fused_add_rmsnorm", "gfx1100", 20000,
+                                                       16384),
+                                                      ("fused_add_rmsnorm", "gfx950", 16400,
+                                                       16384)])
+def test_a_row_past_the_widest_route_is_refused_naming_it(table, target, cols, widest):
     from importlib import import_module
     config = import_module(f"ktile.ops.{table}.config")
     routes = getattr(config, "FORWARD", None) or config.TABLE
-    refused(lambda: routes.choose(2, 8192, target), "8192 columns", target, str(widest),
+    refused(lambda: routes.choose(2, cols, target), f"{cols} columns", target, str(widest),
             kind=InputError)
 
 
@@ -100,7 +104,7 @@ def test_the_interpreter_takes_the_default_targets_routes(monkeypatch):
     monkeypatch.delenv("KTILE_TARGET", raising=False)
     assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 64    # gfx1100's
     monkeypatch.setenv("KTILE_TARGET", "gfx950")
-    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 256
+    assert config.TABLE.choose(3, 1000, None).constants["VEC"] == 128
 
 
 def test_an_empty_tensor_message_is_the_ops_not_a_norms():

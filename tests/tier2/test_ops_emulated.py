@@ -3,8 +3,9 @@
 (CDNA4, wave64): the op's public function with its narrowest route for the target pinned and
 its kernels emulated (`_library.emulating`), against its reference (`Op.check`), at one small
 ragged shape: the route's sample rows, its sample width cut to RAGGED columns (not a multiple
-of any vector width, so the last vector is masked). An op added to ktile/ops/ with a `case` is
-checked here with no change to this file.
+of any vector width, so the last vector is masked; a row-tile route's rounded down to a
+multiple of 16: 288, 18 view columns, the last tile masked). An op added to ktile/ops/ with a
+`case` is checked here with no change to this file.
 
 Bounded (< 90 s on 2 cores): one route per op and target, the op's first dtype. The wider
 routes run the same code with more vectors held (tier 0 traces every route for every target,
@@ -36,7 +37,8 @@ def cases() -> list:
             route = narrowest(op, target)
             if route is not None:
                 rows, cols = route.sample
-                found.append(pytest.param(op, target, route, rows, min(cols, RAGGED),
+                cols = min(cols, RAGGED) // route.cols_multiple * route.cols_multiple
+                found.append(pytest.param(op, target, route, rows, cols,
                                           id=f"{op.name}-{target}"))
     return found
 

@@ -1,16 +1,28 @@
-"""Fused add + RMSNorm's configuration space: one block per row, warps by width and lane width
-(as RMSNorm's, ktile/ops/rmsnorm/config.py, which says why the vectors are narrow). Rows up to
-4096 columns on sm_90a, gfx1100 and gfx1201 (16 warps × 4 vectors of 64), 2048 on gfx942 and
-gfx950 (8 × 2 of 128; 8 × 4 spills on gfx942): every route builds with zero spills. There is no
-loop kernel yet: wider rows are refused with the widest width named (a tile-view kernel is
-future work, docs/ops.md)."""
+"""Fused add + RMSNorm's configuration space, as RMSNorm's (ktile/ops/rmsnorm/config.py, which
+says why): rows whose width is a multiple of 16 take `fused_add_rms_norm_tiles` (tiles.py), one
+block per row, up to 16384 columns, 62-80 registers on sm_90a with zero spills; the
+engine's in-place form runs it in place with no copy.
+
+Other widths take `fused_add_rms_norm_held` (kernels.py: narrow vectors, out of place and
+copied back in the in-place form) up to 4096 columns on sm_90a, gfx1100 and gfx1201 (16 warps ×
+4 vectors of 64), 2048 on gfx942 and gfx950 (8 × 2 of 128; 8 × 4 spills on gfx942); wider
+ones, and multiples of 16 past 16384, are refused naming the widest route (future work,
+docs/ops.md)."""
 from __future__ import annotations
 
 from .._library import RoutingTable
 from ..rmsnorm.config import LANES32, LANES64
 from .kernels import held_route
+from .tiles import tiles_route
 
 ROUTES = [
+    tiles_route(1024, 2, 32),
+    tiles_route(2048, 4, 32),
+    tiles_route(3584, 7, 32),
+    tiles_route(4096, 8, 32),
+    tiles_route(5120, 10, 32),
+    tiles_route(8192, 8, 32, held=2),
+    tiles_route(16384, 16, 32, held=2),
     held_route(1024, 8, vec=64, targets=LANES32),
     held_route(2048, 16, vec=64, targets=LANES32),
     held_route(4096, 16, vec=64, targets=LANES32),

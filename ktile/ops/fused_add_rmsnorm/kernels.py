@@ -1,14 +1,19 @@
 """Fused add + RMSNorm kernels: one block per row (as ktile/ops/rmsnorm/kernels.py), x and
 residual read once and held in registers; the sum h is written to `h` and the norm to `o`.
-A block reads all of its row before the cross-warp sum and writes only after it, but the
-runtime's aliasing rule refuses multi-warp in-place calls, so the engine's in-place form runs
-into separate outputs and copies back (op.py)."""
+
+- `fused_add_rms_norm_tiles` (tiles.py): rows whose width is a multiple of 16, as 16-row
+  tiles; declared in place (o may be x, h may be residual).
+- `fused_add_rms_norm_held` (here): other widths, narrow replicated vectors (the fallback).
+  Replicas of a vector element sit in several lanes, so no lane alone reads before it writes:
+  the kernel declares nothing in place and the engine's in-place form runs it into separate
+  outputs and copies back (op.py)."""
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtype DT
 import functools
 
 import ktile as hk
 
 from .._library import Route
+from . import tiles
 
 REQUIRES = [
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D (rows, cols): fold the leading dims"),
@@ -50,7 +55,8 @@ def fused_add_rms_norm_held(dtype: str):
     return fused_add_rms_norm_held
 
 
-KERNELS = {"fused_add_rms_norm_held": fused_add_rms_norm_held}
+KERNELS = {"fused_add_rms_norm_tiles": tiles.fused_add_rms_norm_tiles,
+           "fused_add_rms_norm_held": fused_add_rms_norm_held}
 
 
 def held_route(max_cols: int, warps: int, *, vec: int = 256,

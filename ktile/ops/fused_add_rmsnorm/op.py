@@ -5,8 +5,10 @@
   (`torch.ops.ktile.fused_add_rms_norm`);
 - `ktile.ops.fused_add_rms_norm_(x, residual, weight, eps)`, vLLM's engine form: residual
   becomes x + residual and x its norm, both in place; returns None
-  (`torch.ops.ktile.fused_add_rms_norm_`, mutating x and residual). The kernel writes into
-  fresh outputs that are then copied back: the runtime refuses multi-warp kernels in place.
+  (`torch.ops.ktile.fused_add_rms_norm_`, mutating x and residual). For widths that are a
+  multiple of 16 the tile kernel runs in place (it declares `in_place`: o may be x, h may be
+  residual), with no copy; other widths run the fallback kernel into fresh outputs that are
+  then copied back.
 """
 from __future__ import annotations
 
@@ -31,12 +33,36 @@ def check_inputs(op: str, x, residual, weight, eps) -> float:
     return eps
 
 
-def launch(x, residual, weight, out, residual_out, eps: float) -> None:
-    rows = lib.rows_of(x)
-    route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
+TILES = "fused_add_rms_norm_tiles"
+
+
+def route_of(x):
+    """The route for x's rows; a width no route takes is refused saying which widths run."""
+    rows, cols = lib.rows_of(x).shape
+    target = lib.target_of(x)
+    try:
+        return config.TABLE.choose(rows, cols, target)
+    except InputError:
+        if cols % 16 == 0:
+            raise
+    widest = {m: max(r.max_cols for r in config.ROUTES
+                     if r.cols_multiple == m and r.fits(1, r.max_cols, target)) for m in (1, 16)}
+    raise InputError(f"{NAME}: no kernel handles rows of {cols} columns on "
+                     f"{target or 'the CPU'}: widths that are a multiple of 16 run up to "
+                     f"{widest[16]} columns, other widths up to {widest[1]}",
+                     hint="file an issue with the shape (docs/ops.md)")
+
+
+def launch(x, residual, weight, out, residual_out, eps: float, route=None) -> None:
+    """Run the routed kernel: the tensors as rows of 16-row tiles for the tile kernel
+    (`lib.row_tiles`), else as (rows, cols) views; `out` may be x and `residual_out` residual
+    for the tile kernel (declared in place)."""
+    route = route or route_of(x)
     kernel = OP.kernel(route, lib.kt_dtype(x))
-    lib.run(kernel, rows, lib.rows_of(residual), weight, lib.rows_of(out),
-            lib.rows_of(residual_out), eps, **route.constants)
+    view = lib.row_tiles if route.kernel == TILES else lib.rows_of
+    weight = lib.row_tiles(weight) if route.kernel == TILES else weight
+    lib.run(kernel, view(x), view(residual), weight, view(out), view(residual_out), eps,
+            **route.constants)
 
 
 def _functional(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
@@ -56,6 +82,10 @@ def _out(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: flo
 
 
 def _in_place(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
+    route = route_of(x)
+    if route.kernel == TILES:
+        launch(x, residual, weight, x, residual, eps, route)
+        return
     out, residual_out = _functional(x, residual, weight, eps)
     residual.copy_(residual_out)
     x.copy_(out)

@@ -29,11 +29,16 @@ def check_inputs(op: str, x, weight, eps) -> float:
 
 
 def launch(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float) -> None:
-    """Run the routed kernel: x and out as (rows, cols) views."""
+    """Run the routed kernel: x, weight and out as rows of 16-row tiles for the tile kernel
+    (`lib.row_tiles`), else x and out as (rows, cols) views."""
     rows = lib.rows_of(x)
     route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
     kernel = OP.kernel(route, lib.kt_dtype(x))
-    lib.run(kernel, rows, weight, lib.rows_of(out), eps, **route.constants)
+    if route.kernel == "rms_norm_tiles":
+        x, weight, out = lib.row_tiles(x), lib.row_tiles(weight), lib.row_tiles(out)
+    else:
+        x, out = rows, lib.rows_of(out)
+    lib.run(kernel, x, weight, out, eps, **route.constants)
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
