@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from . import plot, report, runner, timing
+from . import plot, prebuild, report, runner, timing
 from .cases import benches
 
 
@@ -67,6 +67,8 @@ def run(names: list[str], quick: bool, out: str, log=print, skip: tuple = ()) ->
     run_meta = meta(copy, quick, missing)
     run_meta["skipped"] = list(skip)
     log(f"{run_meta['device']}: copy {copy:.0f} GB/s")
+    prebuild.prebuild(names, quick, log)
+    log(f"ktile kernels prebuilt, {time.perf_counter() - started:.0f} s into the run")
     op_results = {}
     for name in names:
         rows = runner.run_bench(benches()[name], quick, copy, triton, log, skip)

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ktile.bench import cases, cli, runner, suite, timing  # noqa: E402
+from ktile.bench import cases, cli, prebuild, runner, suite, timing  # noqa: E402
 
 
 def host_time(fn, repeats=3, warmup=1):
@@ -33,6 +33,7 @@ def cpu_run(monkeypatch):
     monkeypatch.setattr(suite, "meta", lambda copy, quick, missing: {
         "device": "CPU (test)", "copy_gbps": copy, "quick": quick, "date": "2026-12-02"})
     monkeypatch.setattr(cli, "gpu_missing", lambda: None)
+    monkeypatch.setattr(prebuild, "prebuild", lambda names, quick, log: None)   # no GPU target
     return small
 
 
@@ -71,3 +72,15 @@ def test_an_alternative_that_raises_is_recorded_not_fatal(cpu_run, tmp_path, cap
     capsys.readouterr()
     row = json.loads((tmp_path / "add.json").read_text())["results"][0]
     assert code == 0 and row["torch"] == {"failed": "RuntimeError: no kernel for this shape"}
+
+
+def test_the_prebuild_plan_maps_bench_shapes_to_warm_up_calls():
+    from ktile.ops.warmup import CALLS
+    found = cases.benches()
+    plan = prebuild.plan(["rms_norm", "softmax", "add", "rotary_embedding", "dequantize"],
+                         lambda name: found[name].quick, CALLS)
+    assert set(plan) == {"bf16", "fp32"} and list(plan["fp32"]) == ["softmax"]
+    assert (16384, 8192) in plan["bf16"]["rms_norm"]
+    assert plan["bf16"]["add"] == [(256, 4096), (16384, 4096), (65536, 4096)]
+    assert plan["bf16"]["rotary_embedding"][0] == (1, prebuild.ROTARY_COLS)
+    assert "dequantize" not in plan["bf16"]          # warm-up has no call for it: built lazily
