@@ -51,24 +51,26 @@ def layer_norm_rows(dtype: str):
                         eps: float, *, C: hk.Constexpr[int] = 64,
                         HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
-        t = hk.RT(DT, 16, C)
+        t = hk.RT(DT, 16, C, "flat")
         chunks = [warp + i * WARPS for i in range(HELD)]     # unrolled: held in registers
         held = [x[hk.tile_coord(0, 0, r, c)].load(t) for c in chunks]
+        # the weight and bias with x, before the reductions: their latency hides behind x's
+        ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
+        bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
         n = hk.to_float(x.cols * 16)
-        total = hk.zeros(hk.RT(hk.fp32, 16, C))
-        for xs in held:
-            total += xs.to(hk.fp32)                           # columns past the row read 0
-        mean = hk.group.sum(hk.sum(hk.row_sum(total))) / n
-        column = hk.iota(hk.RT(hk.i32, 16, C), "col")
-        squares = hk.zeros(hk.RT(hk.fp32, 16, C))
+        total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
+        for xs in held[1:]:
+            total = total + hk.tile_sum(xs.to(hk.fp32))
+        mean = hk.group.sum(total) / n
+        column = hk.iota(hk.RT(hk.i32, 16, C, "flat"), "col")
+        squares = hk.zeros(hk.RT(hk.fp32, 16, C, "flat"))
         for c, xs in zip(chunks, held):
             d = hk.where(column + c * C < x.cols, xs.to(hk.fp32) - mean, 0.0)
             squares += d * d
-        rstd = hk.rsqrt(hk.group.sum(hk.sum(hk.row_sum(squares))) / n + eps)
-        for c, xs in zip(chunks, held):
-            ws = w[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)
-            bs = b[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)
-            o[hk.tile_coord(0, 0, r, c)] = ((xs.to(hk.fp32) - mean) * rstd * ws + bs).to(DT)
+        rstd = hk.rsqrt(hk.group.sum(hk.sum(squares)) / n + eps)
+        for c, xs, wt, bt in zip(chunks, held, ws, bs):
+            y = (xs.to(hk.fp32) - mean) * rstd * wt.to(hk.fp32) + bt.to(hk.fp32)
+            o[hk.tile_coord(0, 0, r, c)] = y.to(DT)
     return layer_norm_rows
 
 
