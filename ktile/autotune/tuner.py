@@ -112,6 +112,14 @@ def _time_bucket(op, function, bucket: Bucket, dtype, timer, rounds, alpha, min_
     _check_correct(op, bucket, dtype, timer)
     usable = [c for c in bucket.candidates if c.refused is None]
     runs = _runs(op, function, usable, bucket.shape, dtype, timer.device)
+    for cand, run in runs.items():
+        try:
+            run()                            # the first call loads the kernel
+        except Exception as err:  # noqa: BLE001 - a candidate that fails to run is refused
+            cand.refused = f"its call fails: {type(err).__name__}: {err}"
+    usable = [c for c in usable if c.refused is None]
+    if not usable:
+        return                               # no winner: the table leaves the bucket out
     bucket.times = stats_times = interleave_times(usable, bucket.shape, runs, timer, rounds,
                                                   progress)
     default = bucket.default
@@ -164,8 +172,12 @@ def _check_correct(op, bucket: Bucket, dtype, timer) -> None:
     for cand in bucket.candidates:
         if cand.refused is not None:
             continue
-        with pinned(op.table, cand.route):
-            error, tolerance = op.check(*bucket.shape, dtype, timer.device)
+        try:
+            with pinned(op.table, cand.route):
+                error, tolerance = op.check(*bucket.shape, dtype, timer.device)
+        except Exception as err:  # noqa: BLE001 - a candidate that fails on the GPU is refused
+            cand.refused = f"its call fails on the GPU: {type(err).__name__}: {err}"
+            continue
         if not error <= tolerance:
             cand.refused = f"max error {error:.3g} over the tolerance {tolerance:.3g}"
 
