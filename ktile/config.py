@@ -45,8 +45,10 @@ ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, HIPCC, CLANG, LLVM_BIN, UPDATE_GOLDEN)
 # knob corpus lists it (that test requires every member of ALL to be covered there)
 OPS_FULL_BUILD = EnvVar("KTILE_OPS_FULL_BUILD", "",
                         "tests: 1 makes tests/tier1/test_ops_build.py build every route of every "
-                        "op for every target in every dtype (a developer's sweep, minutes) "
-                        "instead of CI's bounded selection (docs/ops.md)")
+                        "op for every target in every dtype, and tests/tier2/"
+                        "test_ops_emulated_more.py emulate every non-norm op on gfx1100 and "
+                        "gfx950 (a developer's sweep, minutes) instead of CI's bounded "
+                        "selection (docs/ops.md)")
 
 
 def default_target() -> str:

@@ -10,7 +10,8 @@ from ktile.errors import InputError
 from ktile.ops.quant import reference as R
 from bad_inputs import refused
 
-SHAPES = [(1, 64), (21, 300), (3, 5, 70), (2, 2, 2, 33)]
+SHAPES = [(1, 64), (21, 300), (3, 5, 70), (2, 2, 2, 33),
+          (21, 320), (3, 5, 1040)]     # hidden % 16 == 0: one warp per token (token_rows.py)
 
 
 def data(shape, dtype=torch.bfloat16, seed=0):

@@ -18,7 +18,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from ..elementwise.launch import run_kernel
-from . import config, kernels
+from . import config, kernels, token_rows
 
 DTYPES = ("bf16", "fp16", "fp32")
 Q_DTYPES = ("i8", "fp8")
@@ -65,13 +65,29 @@ def _tokens(x) -> int:
     return x.numel() // x.shape[-1]
 
 
+def _by_token(x, *outs) -> bool:
+    """Whether the one-warp-per-token kernels (token_rows.py) take x: hidden a multiple of 16,
+    x and the outputs contiguous (they are viewed as [tokens · 16, hidden / 16])."""
+    return x.shape[-1] % token_rows.ROWS_PER_TOKEN == 0 and all(
+        t.is_contiguous() for t in (x, *outs))
+
+
+def _per_token(table, name: str, x, q, scales, target) -> None:
+    """q and scales `[tokens, 1]` of a per-token kernel, in the form x's shape takes."""
+    dtype = lib.kt_dtype(x)
+    if _by_token(x, q):
+        _run(table, f"{name}_rows", dtype, token_rows.token_view(x), token_rows.token_view(q),
+             scales, target=target)
+        return
+    _run(table, name, dtype, lib.rows_of(x), lib.rows_of(q), scales.view(-1), target=target)
+
+
 # ---- int8 -----------------------------------------------------------------------------------
 
 def _int8_per_token(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     q = torch.empty_like(x, dtype=torch.int8)
     scales = torch.empty((_tokens(x), 1), dtype=torch.float32, device=x.device)
-    _run(config.INT8, "int8_per_token", lib.kt_dtype(x), lib.rows_of(x), lib.rows_of(q),
-         scales.view(-1), target=lib.target_of(x))
+    _per_token(config.INT8, "int8_per_token", x, q, scales, lib.target_of(x))
     return q, scales
 
 
@@ -117,8 +133,7 @@ def _fp8_out(x):
 def _fp8_per_token(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     q = _fp8_out(x)
     scales = torch.empty((_tokens(x), 1), dtype=torch.float32, device=x.device)
-    _run(config.FP8, "fp8_per_token", lib.kt_dtype(x), lib.rows_of(x), lib.rows_of(q),
-         scales.view(-1), target=fp8_target("scaled_fp8_quant", x))
+    _per_token(config.FP8, "fp8_per_token", x, q, scales, fp8_target("scaled_fp8_quant", x))
     return q, scales
 
 
@@ -146,7 +161,11 @@ def _fp8_dynamic(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     target = fp8_target("scaled_fp8_quant", x)
     amax = torch.empty(_tokens(x), dtype=torch.float32, device=x.device)
     scale = torch.empty(1, dtype=torch.float32, device=x.device)
-    _run(config.FP8, "row_absmax", lib.kt_dtype(x), lib.rows_of(x), amax, target=target)
+    if _by_token(x):
+        _run(config.FP8, "absmax_rows", lib.kt_dtype(x), token_rows.token_view(x),
+             amax.view(-1, 1), target=target)
+    else:
+        _run(config.FP8, "row_absmax", lib.kt_dtype(x), lib.rows_of(x), amax, target=target)
     _run(config.FP8, "tensor_scale", lib.kt_dtype(x), amax, scale, target=target)
     q = _fp8_out(x)
     _fp8_static_into(x, scale, q)
@@ -225,6 +244,9 @@ KERNELS = {
     "fp8_per_token": kernels.fp8_per_token,
     "fp8_per_tensor": kernels.fp8_per_tensor,
     "row_absmax": kernels.row_absmax_kernel,
+    "int8_per_token_rows": token_rows.int8_per_token_rows,
+    "fp8_per_token_rows": token_rows.fp8_per_token_rows,
+    "absmax_rows": token_rows.absmax_rows,
     "tensor_scale": lambda dtype: kernels.tensor_scale,
     "dequant_int8_per_token": _dequant_kernel(kernels.dequant_per_token, "i8"),
     "dequant_int8_per_tensor": _dequant_kernel(kernels.dequant_per_tensor, "i8"),

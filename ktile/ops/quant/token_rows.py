@@ -1,0 +1,123 @@
+"""Per-token quantisation with one warp per token: the kernels the op runs where the hidden size
+is a multiple of 16 (every model's).
+
+The op views x `[tokens, hidden]` as `[tokens · 16, hidden / 16]` (`token_view`): token r is
+tile-row r of that view, its 16 rows the 16 sixteenths of the token. A warp reads its token's
+tiles once for max|x| (a full-tile max: `row_max` then the vector's max, no block reduce, no
+shared memory) and again to quantise; the second read follows the first within a few
+microseconds and hits the cache, where the 16-token-block kernels (kernels.py) re-read a
+block's 16 rows × hidden after 4 warps have streamed them, long enough at large token counts
+for the rows to leave L2 (2 reads + 1 write from DRAM, against 1 + 1 here). Each tile is a
+row-layout 16 x COLS tile, so its loads are the wide ones (16 bytes per lane on sm_90a, the
+layout's runs on AMD) whenever hidden / 16 is a multiple of 8. Tokens past the last (the
+block's last warps) read zeros and store nothing: no branch.
+
+The semantics are the 16-token kernels', bit for bit (same float32 operations; a max is
+exact in any order).
+"""
+import functools
+
+import ktile as hk
+
+from .kernels import FP8_MAX, INT8_MAX, MIN_FP8_SCALE
+
+ROWS_PER_TOKEN = 16
+
+TOKEN_ROWS = [
+    (lambda p: p.x.batch * p.x.depth == 1 and p.x.rows % ROWS_PER_TOKEN == 0,
+     "x must be the [tokens * 16, hidden / 16] view of [tokens, hidden] (token_view)"),
+]
+QUANTISED = TOKEN_ROWS + [
+    (lambda p: p.q.shape == p.x.shape, "q must be viewed like x (token_view)"),
+    (lambda p: p.scales.rows * ROWS_PER_TOKEN == p.x.rows and p.scales.cols == 1,
+     "scales must be [tokens, 1]: one float32 per token"),
+]
+MAXIMA = TOKEN_ROWS + [
+    (lambda p: p.amax.rows * ROWS_PER_TOKEN == p.x.rows and p.amax.cols == 1,
+     "amax must be [tokens, 1]: one float32 per token"),
+]
+
+
+def token_view(t):
+    """[tokens, hidden] (hidden % 16 == 0, contiguous) as [tokens · 16, hidden / 16]."""
+    return t.reshape(-1, t.shape[-1] // ROWS_PER_TOKEN)
+
+
+def _grid(p):
+    return (hk.cdiv(p.x.rows // ROWS_PER_TOKEN, p.WARPS),)
+
+
+@hk.func
+def token_absmax(x, r, t, COLS):
+    """max|x| of token r (tile-row r of the view), a scalar held by every lane of the warp.
+    Columns past the edge load 0, which no max exceeds."""
+    amax = hk.zeros(hk.RV(hk.fp32, 16))
+    for c in range(hk.cdiv(x.cols, COLS)):
+        xs = x[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32)
+        amax = hk.maximum(amax, hk.row_max(hk.abs(xs)))
+    return amax.max()
+
+
+@hk.func
+def store_per_token(g, r, value):
+    """g[r, 0] = value for g of [tokens, 1]: a vector stored at one column keeps element 0."""
+    g[hk.elem_coord(0, 0, r, 0)] = hk.zeros(hk.RV(hk.fp32, 16)) + value
+
+
+def _token(r_block):
+    return r_block * hk.arch.num_warps + hk.arch.warp_id
+
+
+@functools.cache
+def int8_per_token_rows(dtype: str):
+    """kernels.int8_per_token, one warp per token."""
+    dt = getattr(hk, dtype)
+
+    @hk.kernel(grid=_grid, warps="WARPS", requires=QUANTISED)
+    def quant_int8_token_rows(x: hk.Tensor[dt], q: hk.Tensor[hk.i8],
+                              scales: hk.Tensor[hk.fp32], *, COLS: hk.Constexpr[int] = 64,
+                              WARPS: hk.Constexpr[int] = 4):
+        r = _token(hk.arch.block_idx.x)
+        t = hk.RT(dt, 16, COLS)
+        amax = token_absmax(x, r, t, COLS)
+        inverse = INT8_MAX / amax
+        for c in range(hk.cdiv(x.cols, COLS)):
+            idx = hk.tile_coord(0, 0, r, c)
+            q[idx] = hk.round(x[idx].load(t).to(hk.fp32) * inverse).to(hk.i8)
+        store_per_token(scales, r, amax / INT8_MAX)
+    return quant_int8_token_rows
+
+
+@functools.cache
+def fp8_per_token_rows(dtype: str):
+    """kernels.fp8_per_token, one warp per token."""
+    dt = getattr(hk, dtype)
+
+    @hk.kernel(grid=_grid, warps="WARPS", requires=QUANTISED)
+    def quant_fp8_token_rows(x: hk.Tensor[dt], q: hk.Tensor[hk.fp8],
+                             scales: hk.Tensor[hk.fp32], *, COLS: hk.Constexpr[int] = 64,
+                             WARPS: hk.Constexpr[int] = 4):
+        r = _token(hk.arch.block_idx.x)
+        t = hk.RT(dt, 16, COLS)
+        scale = hk.maximum(token_absmax(x, r, t, COLS) / FP8_MAX, MIN_FP8_SCALE)
+        inverse = 1.0 / scale
+        for c in range(hk.cdiv(x.cols, COLS)):
+            idx = hk.tile_coord(0, 0, r, c)
+            xs = x[idx].load(t).to(hk.fp32) * inverse
+            q[idx] = hk.minimum(hk.maximum(xs, -FP8_MAX), FP8_MAX).to(hk.fp8)
+        store_per_token(scales, r, scale)
+    return quant_fp8_token_rows
+
+
+@functools.cache
+def absmax_rows(dtype: str):
+    """kernels.row_absmax_kernel (phase 1 of a dynamic per-tensor fp8 scale), one warp per
+    token."""
+    dt = getattr(hk, dtype)
+
+    @hk.kernel(grid=_grid, warps="WARPS", requires=MAXIMA)
+    def token_absmax_of(x: hk.Tensor[dt], amax: hk.Tensor[hk.fp32], *,
+                        COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
+        r = _token(hk.arch.block_idx.x)
+        store_per_token(amax, r, token_absmax(x, r, hk.RT(dt, 16, COLS), COLS))
+    return token_absmax_of
