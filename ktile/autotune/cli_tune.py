@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ..errors import InputError, KtileError
+from ..errors import InputError
 
 DEFAULT_SHAPES = "1x1024,256x1024,1x2048,256x2048,1x4096,256x4096,1x8192,256x8192"
 

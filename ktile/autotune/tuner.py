@@ -187,9 +187,8 @@ def _runs(op, function, candidates, shape, dtype, device) -> dict:
     if device is None:
         return {}
     from ..ops._library import pinned
-    from ..ops.warmup import CALLS
-    from ..ops.warmup import _torch_dtypes
-    import ktile.ops as ops
+    from .. import ops
+    from ..ops.warmup import CALLS, _torch_dtypes
     args = CALLS[function].make(*shape, _torch_dtypes([dtype])[0], {}, device)
     fn = getattr(ops, function)
 
