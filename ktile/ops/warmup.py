@@ -4,8 +4,8 @@
                       "num_heads": 32, "head_dim": 128, "max_tokens": 8192}, target="sm_90a")
     ktile.ops.warmup({"rms_norm": [(1, 4096), (512, 4096)]})       # op function -> shapes
 
-Each op call is made as on a `target` GPU, on CPU tensors made by torch.empty (never initialised), inside
-`runtime.builds.building(target)`: the op routes as it would on the GPU (its measured table
+Each op call is made as on a `target` GPU, on CPU tensors made by torch.empty (never
+initialised), inside `runtime.builds.building(target)`: the op routes as it would on the GPU (its measured table
 included), and each kernel call it makes checks its requirements and traces what a GPU call
 loads, and runs nothing; the traces are then compiled in parallel. The calls take the op's own
 path, not a copy of its routing: after warm-up an op call at those shapes compiles nothing
