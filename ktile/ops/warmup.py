@@ -7,11 +7,11 @@
 Each op call is made as on a `target` GPU, on CPU tensors made by torch.empty (never
 initialised), inside `runtime.builds.building(target)`: the op routes as it would on the GPU
 (its measured table included), and each kernel call it makes checks its requirements and
-traces what a GPU call loads, and runs nothing; the traces are then compiled in parallel. The calls take the op's own
-path, not a copy of its routing: after warm-up an op call at those shapes compiles nothing
-(tests/tier1/test_warmup_build.py counts with `ktile.runtime.build_count()`; tests/tier3 on the
-H200, CUDA-graph capture included). Loading the code objects onto a GPU is the first real call's
-work (it compiles nothing).
+traces what a GPU call loads, and runs nothing; the traces are then compiled in parallel.
+The calls take the op's own path, not a copy of its routing: after warm-up an op call at
+those shapes compiles nothing (tests/tier1/test_warmup_build.py counts with
+`ktile.runtime.build_count()`; tests/tier3 on the H200, CUDA-graph capture included).
+Loading the code objects onto a GPU is the first real call's work (it compiles nothing).
 
 `CALLS` says how to call each op function at a (rows, cols) problem: rows and cols as the op's
 routing table reads them. The tuner times ops through the same calls.
