@@ -140,3 +140,17 @@ def test_the_space_starts_at_the_default_and_keeps_held_coverage():
             c = route.constants
             assert c["HELD"] * c["WARPS"] >= base["HELD"] * base["WARPS"]
             assert c["HELD"] <= spaces.MAX_HELD and c["WARPS"] <= spaces.MAX_WARPS
+
+
+def test_progress_draws_only_when_enabled():
+    import io
+    from ktile.autotune.progress import Progress
+    quiet, loud = io.StringIO(), io.StringIO()
+    for stream, enabled in ((quiet, None), (loud, True)):      # StringIO is not a terminal
+        bar = Progress(2, enabled=enabled, stream=stream)
+        bar.step("a")
+        bar.add(2)
+        bar.step("b")
+        bar.close()
+    assert quiet.getvalue() == ""
+    assert "1/2 a" in loud.getvalue() and "2/4 b" in loud.getvalue()
