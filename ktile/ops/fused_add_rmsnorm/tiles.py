@@ -15,7 +15,7 @@ import functools
 import ktile as hk
 
 from .._library import Route
-from ..rmsnorm.tiles import ROW_TILE, TILED_ROWS, normalised, sum_of_squares
+from ..rmsnorm.tiles import ROW_TILE, TILED_ROWS, normalised, sum_of_squares, weights
 
 REQUIRES = TILED_ROWS + [
     (lambda p: p.residual.shape == p.x.shape, "residual must have x's shape"),
@@ -42,10 +42,11 @@ def fused_add_rms_norm_tiles(dtype: str):
             hs = (x[idx].load(t).to(hk.fp32) + residual[idx].load(t).to(hk.fp32)).to(DT)
             h[idx] = hs
             sums.append(hs)
+        ws = weights(w, chunks, DT, C)
         total = sum_of_squares(sums, C)
         inv_rms = hk.rsqrt(total / hk.to_float(x.cols * ROW_TILE) + eps)
-        for c, hs in zip(chunks, sums):
-            o[hk.tile_coord(0, 0, r, c)] = normalised(hs, w, c, inv_rms, DT, C)
+        for c, hs, wt in zip(chunks, sums, ws):
+            o[hk.tile_coord(0, 0, r, c)] = normalised(hs, wt, inv_rms, DT)
     return fused_add_rms_norm_tiles
 
 
