@@ -140,14 +140,24 @@ def refusal(op, route, target: str) -> str | None:
             if not calls:
                 op.kernel(route, dtype).trace(target, **route.constants)
                 continue
-            with building(target, compile=False), pinned(op.table, route):
+            traced: list = []
+            with building(target, compile=False, collect=traced), pinned(op.table, route):
                 for rows, cols in corners:
                     call_op(calls[0], rows, cols, _torch_dtype(dtype))
+            if not any(_is_route(t, op.kernel(route, dtype), route) for t in traced):
+                return (f"the op's call did not launch {route.kernel} at these constants (it "
+                        f"does not choose through its table's `choose`)")
     except KtileError as err:
         return str(err).strip().splitlines()[0]
     except Exception as err:   # noqa: BLE001 - any failure of the op's own call refuses it
         return f"the op's call fails: {type(err).__name__}: {err}"
     return None
+
+
+def _is_route(trace, kernel, route) -> bool:
+    """Whether `trace` is `kernel` traced at `route`'s constants."""
+    return trace.name == kernel.name and all(trace.constants.get(k) == v
+                                             for k, v in route.constants.items())
 
 
 def _torch_dtype(name: str):

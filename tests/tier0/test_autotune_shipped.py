@@ -99,3 +99,14 @@ def test_write_table_refuses_what_read_table_cannot_read(tmp_path):
         _shipped.write_table({"format": _shipped.FORMAT, "buckets": [{"rows": [2, 1]}]},
                              tmp_path / "t.json")
     assert not (tmp_path / "t.json").exists()
+
+
+def test_a_route_the_ops_call_does_not_take_is_ignored():
+    """elementwise chooses through a table of its own per kernel name, out of `pinned`'s
+    reach: a measured route for it would never be the one its calls launch."""
+    op = next(op for op in lib.all_ops() if op.name == "elementwise")
+    binary = next(r for r in op.table.routes if r.kernel == "binary")
+    spec = {"kind": "ktile", "kernel": "binary",
+            "constants": {**binary.constants, "WARPS": 2 * binary.constants["WARPS"]}}
+    route, why = _shipped.route_of(op, TARGET, bucket((1, 8), (1, 256), spec))
+    assert route is None and "did not launch binary" in why
