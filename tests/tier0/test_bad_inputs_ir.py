@@ -216,8 +216,10 @@ OP_CASES = [
     ("row reduction of bf16 into bf16", f'%r = "kt.reduce"(%t) <{{kind = "max", axis = "row"}}> '
      f": ({RT('16x64xbf16')}) -> !kt.rv<16xbf16, row>",
      ["kt.reduce", "!kt.rv<16xf32, row>", "!kt.rv<16xbf16, row>"]),
-    ("tile reduced with axis all", f'%r = "kt.reduce"(%tf) <{{kind = "sum", axis = "all"}}> : '
-     f"({RT('16x64xf32')}) -> f32", ["kt.reduce", "axis 'all'", "\"row\""]),
+    ("whole tile reduced to a vector", f'%r = "kt.reduce"(%tf) <{{kind = "sum", axis = "all"}}> : '
+     f"({RT('16x64xf32')}) -> !kt.rv<16xf32, row>", ["kt.reduce", "gives f32"]),
+    ("tile reduced along no axis", f'%r = "kt.reduce"(%tf) <{{kind = "sum", axis = "diag"}}> : '
+     f"({RT('16x64xf32')}) -> f32", ["kt.reduce", "axis 'diag'", "\"all\""]),
     ("vector reduced along rows", '%r = "kt.reduce"(%v) <{kind = "sum", axis = "row"}> : '
      "(!kt.rv<16xf32, row>) -> f32", ["kt.reduce", "axis 'row'", "\"all\""]),
     ("vector reduced to a vector", '%r = "kt.reduce"(%v) <{kind = "sum", axis = "all"}> : '
