@@ -1,18 +1,20 @@
-"""Rotary embedding kernels, q and k in one launch, one factory per dtype of q and k.
+"""Rotary embedding kernels, one factory per dtype of q and k.
 
 q is `[tokens, q_heads · HEAD]`, k `[tokens, k_heads · HEAD]` (k_heads ≤ q_heads); a block takes
-16 tokens of one head `h` of q, and head `h` of k when k has it. Only the first ROT columns of a
-head rotate (partial rotary); the rest are not written. Both kernels write `q_out` / `k_out`:
-the op runs them out of place and copies the rotated columns back, since the aliasing rule
-(docs/runtime.md) lets no multi-load kernel write its input in place.
+16 tokens of one head. Only the first ROT columns of a head rotate (partial rotary); the rest
+are neither read nor written.
 
-- NeoX (rotate halves): x1 = columns [0, ROT/2), x2 = [ROT/2, ROT); out = [x1·cos − x2·sin,
+- NeoX (rotate halves), `rope_neox_heads`: one tensor a launch (the op launches it for q, then
+  k), in place: x1 = columns [0, ROT/2), x2 = [ROT/2, ROT); out = [x1·cos − x2·sin,
   x2·cos + x1·sin], cos and sin gathered by position from the `[max_position, ROT]` float32
-  cache (cos | sin).
-- GPT-J (interleaved pairs): the pair (x[2i], x[2i+1]) rotates by angle i. The op gathers each
-  token's row of the cache and spreads it to `[tokens, 2·ROT]`: cos[i] at columns 2i and 2i+1,
-  then −sin[i] at 2i and +sin[i] at 2i+1; the kernel reads each element's pair partner with
-  loads one column to the right and to the left: out = x·cos + partner·signed_sin.
+  cache (cos | sin). Each tile is loaded once and stored once at the same coordinates by the
+  block's one warp: the kernel declares `in_place={"x_out": "x"}`.
+- GPT-J (interleaved pairs), `rope_gptj`: q and k in one launch, out of place (head h of k
+  when k has it). The pair (x[2i], x[2i+1]) rotates by angle i. The op gathers each token's
+  row of the cache and spreads it to `[tokens, 2·ROT]`: cos[i] at columns 2i and 2i+1, then
+  −sin[i] at 2i and +sin[i] at 2i+1; the kernel reads each element's pair partner with loads
+  one column to the right and to the left (no in-place declaration covers those):
+  out = x·cos + partner·signed_sin.
 """
 import functools
 
@@ -30,10 +32,6 @@ HEADS = [
     (lambda p: p.q.batch * p.q.depth * p.k.batch * p.k.depth == 1,
      "q and k must be 2-D [tokens, heads * head_size]"),
 ]
-NEOX = HEADS + [
-    (lambda p: p.cos_sin.cols == p.ROT, "cos_sin must be [max_position, ROT]: cos | sin"),
-    (lambda p: p.positions.cols == p.q.rows, "positions must hold one position per token"),
-]
 GPTJ = HEADS + [
     (lambda p: p.cos_sin.cols == 2 * p.ROT and p.cos_sin.rows == p.q.rows,
      "cos_sin must be [tokens, 2 * ROT]: each token's cos and signed sin, spread to pairs"),
@@ -45,7 +43,8 @@ def grid(p):
 
 
 @functools.cache
-def neox(dtype: str):
+def halves_rotation(dtype: str):
+    """The NeoX rotation of one head of 16 tokens, for x of `dtype`."""
     dt = getattr(hk, dtype)
 
     @hk.func
@@ -62,18 +61,39 @@ def neox(dtype: str):
             x1, x2 = x[first].load(t).to(hk.fp32), x[second].load(t).to(hk.fp32)
             out[first] = (x1 * cos - x2 * sin).to(dt)
             out[second] = (x2 * cos + x1 * sin).to(dt)
+    return rotate_halves
 
-    @hk.kernel(grid=grid, requires=NEOX)
-    def rope_neox(positions: hk.Tensor[hk.i32], q: hk.Tensor[dt], k: hk.Tensor[dt],
-                  cos_sin: hk.Tensor[hk.fp32], q_out: hk.Tensor[dt], k_out: hk.Tensor[dt], *,
-                  HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
-                  COLS: hk.Constexpr[int] = 32):
+
+ONE_TENSOR = [
+    (lambda p: p.x.cols % p.HEAD == 0, "x must be [tokens, heads * HEAD]: pass HEAD=head_size"),
+    (lambda p: p.ROT % (2 * p.COLS) == 0 and p.ROT <= p.HEAD,
+     "ROT (the rotary dimension) must be a multiple of 2 * COLS and at most HEAD"),
+    (lambda p: p.x_out.shape == p.x.shape, "x_out must have the shape of x"),
+    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [tokens, heads * head_size]"),
+    (lambda p: p.cos_sin.cols == p.ROT, "cos_sin must be [max_position, ROT]: cos | sin"),
+    (lambda p: p.positions.cols == p.x.rows, "positions must hold one position per token"),
+]
+
+
+@functools.cache
+def neox_in_place(dtype: str):
+    """NeoX on one tensor (q, then k: two launches), x_out declared the very view x may be:
+    each tile of x is loaded once and stored once at the same coordinates, by one warp, so
+    the op rotates q and k where they lie (2 passes over them, not the 4 of a scratch and a
+    copy back). Columns past ROT are neither read nor written."""
+    dt = getattr(hk, dtype)
+    rotate_halves = halves_rotation(dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.cols // p.HEAD), requires=ONE_TENSOR,
+               in_place={"x_out": "x"})
+    def rope_neox_heads(positions: hk.Tensor[hk.i32], x: hk.Tensor[dt],
+                        cos_sin: hk.Tensor[hk.fp32], x_out: hk.Tensor[dt], *,
+                        HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
+                        COLS: hk.Constexpr[int] = 32):
         r, h = hk.arch.block_idx.x, hk.arch.block_idx.y
         pos = positions[hk.tile_coord(0, 0, 0, r)].load(hk.RV(hk.i32, 16))   # past the end: 0
-        rotate_halves(q, q_out, r, h, pos, cos_sin, HEAD, ROT, COLS)
-        if h < k.cols // HEAD:                   # fewer k heads (grouped-query attention)
-            rotate_halves(k, k_out, r, h, pos, cos_sin, HEAD, ROT, COLS)
-    return rope_neox
+        rotate_halves(x, x_out, r, h, pos, cos_sin, HEAD, ROT, COLS)
+    return rope_neox_heads
 
 
 @functools.cache
@@ -109,4 +129,4 @@ def gptj(dtype: str):
     return rope_gptj
 
 
-KERNELS = {"rope_neox": neox, "rope_gptj": gptj}
+KERNELS = {"rope_neox_heads": neox_in_place, "rope_gptj": gptj}

@@ -6,9 +6,11 @@ head_size]` or `[tokens, heads, head_size]` (or leading dimensions whose product
 key: likewise with at most query's heads, or None; cos_sin_cache: `[max_position, rot_dim]`
 (cos | sin), float32 or the query's dtype. Only the first rot_dim columns of each head rotate.
 
-In place through a scratch: the kernels read each tile of q with several loads, which the
-aliasing rule (docs/runtime.md) refuses in place, so they write fresh tensors and the op copies
-the rotated columns back. A position outside the cache reads zeros (no check: it would need the
+NeoX runs in place: one launch for query, one for key, each tile loaded and stored once by one
+warp (`in_place={"x_out": "x"}`, checked by the runtime: docs/runtime.md, "Aliasing and
+in-place"). GPT-J reads each element's pair partner with loads one column to either side,
+which no in-place declaration covers, so it writes fresh tensors and the op copies the rotated
+columns back (two more passes). A position outside the cache reads zeros (no check: it would need the
 positions on the host).
 """
 from __future__ import annotations
@@ -77,7 +79,6 @@ def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | No
     q = query.view(tokens, -1)
     k = key.view(tokens, -1) if key is not None else q[:, :head_size]
     rot = cos_sin_cache.shape[-1]
-    q_out, k_out = torch.empty_like(q), torch.empty_like(k)
     constants = {"HEAD": head_size, "ROT": rot, "COLS": config.columns(rot)}
     dtype, target = lib.kt_dtype(query), lib.target_of(query)
     if is_neox:
@@ -85,12 +86,13 @@ def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | No
         if cache.dtype != torch.float32:      # gather the rows in use, widened
             cache = cache.index_select(0, pos.long()).float()
             pos = torch.arange(tokens, dtype=torch.int32, device=q.device)
-        run_kernel(kernels.neox(dtype), pos, q, k, cache, q_out, k_out, target=target,
-                   **constants)
-    else:
-        spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
-        run_kernel(kernels.gptj(dtype), q, k, spread, q_out, k_out, target=target,
-                   **constants)
+        for x in (q, k) if key is not None else (q,):     # in place (kernels.neox_in_place)
+            run_kernel(kernels.neox_in_place(dtype), pos, x, cache, x, target=target,
+                       **constants)
+        return
+    q_out, k_out = torch.empty_like(q), torch.empty_like(k)
+    spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
+    run_kernel(kernels.gptj(dtype), q, k, spread, q_out, k_out, target=target, **constants)
     _copy_rotated(q, q_out, head_size, rot)
     if key is not None:
         _copy_rotated(k, k_out, head_size, rot)
