@@ -1,0 +1,116 @@
+"""Time every softmax route at each shape on the GPU, against torch.softmax: the data that
+choose config.py's switches (held or loop at 4096 x 32000, the split path's row limit, and
+its blocks per multiprocessor: each of SPLIT_BLOCKS_PER_SM is timed). Each route is pinned in turn (`_library.pinned`); a route whose
+kernel refuses the shape (a held route too narrow) is skipped. Every timed result is checked
+against torch first.
+
+    python -m ktile.ops.softmax.sweep [--quick] [--json FILE]
+
+Writes JSON: one record per (shape, dtype, route or "torch") with the median microseconds of
+REPEAT launches, each after an L2 flush (a 256 MiB write), and prints the fastest route per
+shape. Needs a CUDA GPU."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from . import config, op
+
+ROWS = (1, 8, 32, 128, 256, 4096)
+COLS = (4096, 8192, 16384, 32000, 128256, 151936)
+QUICK = [(32, 151936), (1, 128256), (128, 32000), (4096, 32000), (4096, 4096), (8, 16384)]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+REPEAT = 20
+TIMED = ("softmax_held", "softmax_stats", "softmax_loop")
+SPLIT_BLOCKS_PER_SM = (2, 4, 8)
+
+
+def median_us(fn, flush: torch.Tensor) -> float:
+    """The median time of `fn` over REPEAT launches, each after writing `flush` (L2 cold)."""
+    times = []
+    for _ in range(REPEAT):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times)
+
+
+def candidates() -> list:
+    """Every distinct row-tile route (a split route's twin is launched with it; the 16-row
+    kernels serve only widths that are not a multiple of 16)."""
+    seen, routes = set(), []
+    for route in config.ROUTES:
+        key = (route.kernel, tuple(sorted(route.constants.items())))
+        if route.kernel in TIMED and key not in seen:
+            seen.add(key)
+            routes.append(route)
+    return routes
+
+
+def time_route(route, x, out, want, flush, per_sm) -> dict | None:
+    """{route, constants, us, max_err} of `route` pinned (the split path at `per_sm` blocks
+    per multiprocessor), or None where its kernel's requirements refuse the shape."""
+    shipped_per_sm = config.BLOCKS_PER_SM
+    config.BLOCKS_PER_SM = per_sm or shipped_per_sm
+    try:
+        with lib.pinned(config.TABLE, route):
+            op.softmax(x, out=out)
+            err = (out.float() - want).abs().max().item()
+            us = median_us(lambda: op.softmax(x, out=out), flush)
+    except InputError:
+        return None
+    finally:
+        config.BLOCKS_PER_SM = shipped_per_sm
+    return {"route": route.kernel, "constants": route.constants, "blocks_per_sm": per_sm,
+            "us": us, "max_err": err}
+
+
+def time_shape(rows: int, cols: int, dtype: str, flush) -> list[dict]:
+    x = (torch.randn(rows, cols, device="cuda") * 3).to(DTYPES[dtype])
+    out = torch.empty_like(x)
+    want = torch.softmax(x.float(), -1)
+    shipped = config.TABLE.choose(rows, cols, lib.target_of(x))
+    records = [{"rows": rows, "cols": cols, "dtype": dtype, "route": "torch",
+                "us": median_us(lambda: torch.softmax(x, -1, out=out), flush)}]
+    for route in candidates():
+        for per_sm in SPLIT_BLOCKS_PER_SM if route.kernel == "softmax_stats" else (None,):
+            record = time_route(route, x, out, want, flush, per_sm)
+            if record is not None:
+                records.append({"rows": rows, "cols": cols, "dtype": dtype, **record,
+                                "shipped": route == shipped and per_sm in (
+                                    None, config.BLOCKS_PER_SM)})
+    return records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="six shapes instead of the grid")
+    parser.add_argument("--json", default="softmax_sweep.json", help="where to write results")
+    args = parser.parse_args()
+    shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
+    flush = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device="cuda")
+    records = []
+    for rows, cols in shapes:
+        for dtype in DTYPES:
+            found = time_shape(rows, cols, dtype, flush)
+            records += found
+            best = min(found[1:], key=lambda r: r["us"])
+            shipped = next((r for r in found if r.get("shipped")), found[0])
+            print(f"{rows:>5} x {cols:<6} {dtype}: torch {found[0]['us']:8.1f} us | shipped "
+                  f"{shipped['route']} {shipped.get('constants')} {shipped['us']:8.1f} | best "
+                  f"{best['route']} {best['constants']} {best['us']:8.1f}", flush=True)
+    with open(args.json, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "records": records}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
