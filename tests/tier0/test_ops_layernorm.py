@@ -1,8 +1,8 @@
 """layer_norm's row-tile kernels on CPU tensors (the interpreter), issue #13: the routes by width
 (widths that are a multiple of 16 take the row view, others the vector kernels, wide ragged
-ones refused naming the limit), the forward at model widths up to 16384 and a width between
-two routes, the sm_90a row-tile backward (pinned: the interpreter takes gfx1100's routes) with
-its partial sums, and the partial count."""
+ones refused naming the limit), the forward (flat tiles) at model widths up to 16384 and a
+width between two routes, the sm_90a row-tile backward (pinned: the interpreter takes
+gfx1100's routes) in both its layouts with its partial sums, and the partial count."""
 import pytest
 
 import ktile as hk
@@ -31,19 +31,21 @@ def test_routes_by_width(target):
     for cols in (1024, 2048, 2880, 4096, 5120, 8192, 14336, 16384):
         route = config.forward_route(4, cols, target)
         assert route.kernel == "layer_norm_rows", cols
-        warps, held = route.constants["WARPS"], route.constants["HELD"]
-        assert 512 * warps * held >= cols and 512 * warps * (held - 1) < cols, cols
+        c, warps, held = (route.constants[k] for k in ("C", "WARPS", "HELD"))
+        assert 16 * c * warps * held >= cols and 16 * c * warps * (held - 1) < cols, cols
     assert config.forward_route(4, 2000 + 1, target).kernel == "layer_norm_held"
 
 
 def test_model_widths_fill_every_warp():
-    for cols in (2048, 3584, 4096, 5120, 8192, 16384):
+    for cols in (2048, 3584, 4096, 5120, 8192, 14336, 16384):
         c = config.forward_route(1, cols, "sm_90a").constants
         assert c["C"] * c["WARPS"] * c["HELD"] == cols // 16, cols
 
 
 def test_sm90a_backward_takes_row_tiles_up_to_8192_then_the_16_row_kernel():
-    assert config.BACKWARD.choose(4096, 4096, "sm_90a").constants == {"C": 32, "WARPS": 8}
+    flat = config.BACKWARD.choose(4096, 4096, "sm_90a").constants
+    assert flat["LAYOUT"] == "flat" and flat["C"] * flat["WARPS"] == 4096 // 16
+    assert config.BACKWARD.choose(8, 8192, "sm_90a").constants["LAYOUT"] == "row"
     assert config.BACKWARD.choose(8, 16384, "sm_90a").kernel == "layer_norm_dx"
     assert config.BACKWARD.choose(8, 2050, "sm_90a").kernel == "layer_norm_dx"
     assert config.BACKWARD.choose(8, 4096, "gfx950").kernel == "layer_norm_dx"
@@ -68,13 +70,14 @@ def test_forward_at_model_widths(shape, dtype):
     assert err(y, want) <= forward_tolerance(want, getattr(hk, dtype))
 
 
-@pytest.mark.parametrize("rows,cols", [(21, 288), (3, 1024), (150, 64)])
-def test_row_tile_backward_matches_reference(rows, cols):
+@pytest.mark.parametrize("rows,cols,layout", [(21, 288, "flat"), (3, 1024, "flat"),
+                                               (150, 64, "flat"), (3, 4208, "row")])
+def test_row_tile_backward_matches_reference(rows, cols, layout):
     x, dy, w = rand((rows, cols), 4, torch.float32), rand((rows, cols), 5, torch.float32), \
         rand((cols,), 6, torch.float32)
     _, mean, rstd = torch.ops.aten.native_layer_norm(x, (cols,), w, None, 1e-5)
     route = config.BACKWARD.choose(rows, cols, "sm_90a")
-    assert route.kernel == "layer_norm_rows_backward"
+    assert route.kernel == "layer_norm_rows_backward" and route.constants["LAYOUT"] == layout
     with lib.pinned(config.BACKWARD, route):
         got = ops.layer_norm_backward(dy, x, w, mean, rstd)
     want = layernorm_backward(x.numpy(), dy.numpy(), w.numpy(), mean.reshape(-1).numpy(),

@@ -1,17 +1,22 @@
 """LayerNorm's configuration space, by row width.
 
 Rows whose width is a multiple of 16 take the row-tile kernels (row_tiles.py): the row viewed as
-a 16 × cols/16 block, each warp holding HELD tiles of 16 × 32 of it (32 view columns: one
-16-byte access per lane per tile row where the view's rows are 16-byte aligned, i.e. cols a
-multiple of 128 in 16-bit dtypes). The forward routes are named by the widest row they hold,
-512 · WARPS · HELD columns: 1024, 2048, 3584, 4096, 5120, 8192 and 16384, so model widths fill
-every warp; a width between two takes the wider route (a few warps idle: 14336 runs on 16384's
-16 warps × 2 tiles with two warps idle, since 14 warps × 2 leave 14 of the 64 warps of an
-sm_90a multiprocessor resident and 28 × 1 spill in fp32). 16 × 64
-tiles cost about 146 registers per lane on sm_90a against 70 for 16 × 32 (nvcc 12, the
-global-rows column paths), so the tiles stay 32 wide. The backward holds one tile per warp
-(120-128 registers on sm_90a: x, dy, the weight and two fp32 accumulators), so its row-tile
-routes reach 16 warps × 32 = 8192 columns; wider rows take the 16-row-tile kernel.
+a 16 × cols/16 block, each warp holding HELD flat tiles of 16 × C of it (docs/language.md, "The
+flat layout": memory order, one 16-byte access per lane per 16 × 16 slot of 16-bit elements,
+no shuffles). The forward routes are named by the widest row they hold, 16 · C · WARPS · HELD
+columns: 1024, 2048, 3584, 4096, 5120, 8192, 14336 and 16384, so model widths fill every warp
+(a width between two takes the wider route, a few warps idle or one tile masked). C = 64 where
+the registers allow: 16 × 64 flat tiles of x, weight and bias held together cost 96 registers
+per lane at 4 warps and 109 at 8 or 16 on sm_90a in bf16 (nvcc 12); fp32 x, weight and bias
+of 16 × 64 need about 140, over the 128 a lane gets at 512 threads, so rows wider than 8192
+hold two 16 × 32 tiles per warp (100 registers in bf16, 127 in fp32, 16 warps). The fp32
+forward loads its weight and bias after the statistics (row_tiles.EARLY).
+
+The backward holds one tile per warp of x, dy and the weight, and two fp32 accumulators across
+its rows: flat 16 × 16 tiles up to 4096 columns (106 registers in bf16, 121 in fp32, 16 warps);
+flat 16 × 32 tiles cost 211 on sm_90a (the flat load's per-element fallback for a ragged or
+misaligned tile is kept live beside the 16-byte path), so 8192 columns keep row-layout
+16 × 32 tiles (128 registers, no spill, 16 warps); wider rows take the 16-row-tile kernel.
 
 Other widths (not a multiple of 16) keep the vector kernels of kernels.py: the forward up to
 2048 columns (refused past that, naming the limit: pad the rows to a multiple of 16), the
@@ -31,10 +36,11 @@ from ..rmsnorm.config import LANES32, LANES64
 from .kernels import held_route
 
 SM90 = ("sm_90a",)
-TILE = 32                        # view columns per register tile
-FORWARD_WIDTHS = {1024: (2, 1), 2048: (4, 1), 3584: (7, 1), 4096: (8, 1), 5120: (10, 1),
-                  8192: (8, 2), 16384: (16, 2)}      # width: (WARPS, HELD)
-BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}              # width: WARPS
+FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (64, 4, 1),
+                  5120: (64, 5, 1), 8192: (64, 8, 1), 14336: (32, 14, 2),
+                  16384: (32, 16, 2)}                # width: (C, WARPS, HELD)
+BACKWARD_WIDTHS = {1024: (16, 4, "flat"), 2048: (16, 8, "flat"), 4096: (16, 16, "flat"),
+                   8192: (32, 16, "row")}            # width: (C, WARPS, LAYOUT)
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
 MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU
 
@@ -66,13 +72,14 @@ def ragged_forward(max_cols: int, warps: int, *, vec: int = 256,
 
 
 def row_tile_forward(width: int) -> RowTileRoute:
-    warps, held = FORWARD_WIDTHS[width]
-    return RowTileRoute("layer_norm_rows", {"C": TILE, "HELD": held, "WARPS": warps},
+    c, warps, held = FORWARD_WIDTHS[width]
+    return RowTileRoute("layer_norm_rows", {"C": c, "HELD": held, "WARPS": warps},
                         max_cols=width, sample=(3, width - 16 * 5))
 
 
 def row_tile_backward(width: int) -> RowTileRoute:
-    return RowTileRoute("layer_norm_rows_backward", {"C": TILE, "WARPS": BACKWARD_WIDTHS[width]},
+    c, warps, layout = BACKWARD_WIDTHS[width]
+    return RowTileRoute("layer_norm_rows_backward", {"C": c, "WARPS": warps, "LAYOUT": layout},
                         max_cols=width, targets=SM90, sample=(21, width - 16 * 5))
 
 

@@ -1,20 +1,26 @@
 """LayerNorm kernels over rows seen as tiles ("row as a tile"): the op passes a row of `cols`
 values (cols % 16 == 0) as a 16 × cols/16 block, `x.view(rows * 16, cols // 16)`, weight and
 bias as `w.view(16, cols // 16)` (`row_view`). Row r of x is tile-row r of the view, so a
-row-layout register tile `hk.RT(DT, 16, C)` at `tile_coord(0, 0, r, c)` holds 16·C values of
-the row with no replication, moved in 16-byte accesses per lane where the view's rows are
-16-byte aligned (the "wide" path of sm_90a's global_rows.hpp; other widths take pairs).
+register tile `hk.RT(DT, 16, C, "flat")` at `tile_coord(0, 0, r, c)` holds 16·C values of the
+row with no replication, in memory order: one 16-byte access per lane per 16 × 16 slot where
+the view's rows are 16-byte aligned, no shuffles (docs/language.md, "The flat layout"); a
+per-row statistic is a whole-tile sum (`hk.sum(tile)`, then `hk.group.sum` over the warps).
 
 - `layer_norm_rows`: one block per row, warp w holding view-column tiles w, w + WARPS, ...
-  (HELD of them) in registers, so x is read once. The mean is a full-tile sum (row_sum, sum,
-  then group.sum over warps), the variance the mean of (x − mean)² from the registers, over the
-  row's own columns (a tile past the view's edge reads 0 and is masked out of it), as torch.
+  (HELD of them) in registers, so x is read once; the weight and bias tiles are loaded with x,
+  before the reductions (fp32 ones after: `EARLY`). The mean is a whole-tile sum, the variance
+  the mean of (x − mean)² from the registers, over the row's own columns (a tile past the
+  view's edge reads 0 and is masked out of it with a flat `hk.iota`), as torch.
 - `layer_norm_rows_backward`: block p of P takes rows p, p + P, ...: per row, dx from the two
-  full-tile sums Σ x̂·w·dy and Σ w·dy; the weight and bias gradients are accumulated over the
+  whole-tile sums Σ x̂·w·dy and Σ w·dy; the weight and bias gradients are accumulated over the
   block's rows elementwise in fp32 tiles (in the view a row is a 16 × cols/16 tile) and written
-  once, as row p of the fp32 scratch [P, cols] (`dw_part`, `db_part`).
+  once, as row p of the fp32 scratch [P, cols] (`dw_part`, `db_part`). LAYOUT picks flat tiles
+  or row-layout ones (config.py: the widest route keeps the row layout for its registers).
 - `column_sums`: dw = Σ_p dw_part[p], db likewise, in a fixed order (each warp a fixed set of
-  16-row slabs, then the warps in order): the same result every run, no atomics.
+  16-row slabs, then the warps in order): the same result every run, no atomics. It stays on
+  row-layout tiles: the sum down a slab's 16 rows is a column reduction, which a flat tile has
+  not, and summing whole 16-row bands elementwise instead would leave one warp per 16 × C
+  column band for all P partials (16 warps at 4096 columns: far too few to fill the GPU).
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtype DT
 import functools
@@ -45,6 +51,9 @@ def row_view(t):
 @functools.lru_cache(maxsize=None)
 def layer_norm_rows(dtype: str):
     DT = getattr(hk, dtype)
+    # 16-bit weight and bias load before the reductions; fp32 ones after (held from the start,
+    # x, w and b of 16 x 64 fp32 at 16 warps need more than sm_90a's 128 registers at 512 lanes)
+    EARLY = DT.bits < 32
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps="WARPS", requires=FORWARD)
     def layer_norm_rows(x: hk.Tensor[DT], w: hk.Tensor[DT], b: hk.Tensor[DT], o: hk.Tensor[DT],
@@ -54,9 +63,9 @@ def layer_norm_rows(dtype: str):
         t = hk.RT(DT, 16, C, "flat")
         chunks = [warp + i * WARPS for i in range(HELD)]     # unrolled: held in registers
         held = [x[hk.tile_coord(0, 0, r, c)].load(t) for c in chunks]
-        # the weight and bias with x, before the reductions: their latency hides behind x's
-        ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
-        bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
+        if EARLY:    # the weight and bias with x: their latency hides behind x's
+            ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
+            bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
         n = hk.to_float(x.cols * 16)
         total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
         for xs in held[1:]:
@@ -68,6 +77,9 @@ def layer_norm_rows(dtype: str):
             d = hk.where(column + c * C < x.cols, xs.to(hk.fp32) - mean, 0.0)
             squares += d * d
         rstd = hk.rsqrt(hk.group.sum(hk.sum(squares)) / n + eps)
+        if not EARLY:
+            ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
+            bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
         for c, xs, wt, bt in zip(chunks, held, ws, bs):
             y = (xs.to(hk.fp32) - mean) * rstd * wt.to(hk.fp32) + bt.to(hk.fp32)
             o[hk.tile_coord(0, 0, r, c)] = y.to(DT)
@@ -101,21 +113,25 @@ def layer_norm_rows_backward(dtype: str):
     def layer_norm_rows_backward(dy: hk.Tensor[DT], x: hk.Tensor[DT], w: hk.Tensor[DT],
                                  mean: hk.Tensor[hk.fp32], rstd: hk.Tensor[hk.fp32],
                                  dx: hk.Tensor[DT], dw_part: hk.Tensor[hk.fp32],
-                                 db_part: hk.Tensor[hk.fp32], *, C: hk.Constexpr[int] = 64,
-                                 WARPS: hk.Constexpr[int] = 4):
+                                 db_part: hk.Tensor[hk.fp32], *, C: hk.Constexpr[int] = 16,
+                                 WARPS: hk.Constexpr[int] = 4,
+                                 LAYOUT: hk.Constexpr[str] = "flat"):
         part, c = hk.arch.block_idx.x, hk.arch.warp_id
-        t, f = hk.RT(DT, 16, C), hk.RT(hk.fp32, 16, C)
+        t, f = hk.RT(DT, 16, C, LAYOUT), hk.RT(hk.fp32, 16, C, LAYOUT)
         dw = hk.zeros(f)
         db = hk.zeros(f)
         n = hk.to_float(x.cols * 16)
         for r in range(part, hk.cdiv(x.rows, 16), hk.cdiv(dw_part.rows, 16)):
-            mu, rs = _row_value(mean, r), _row_value(rstd, r)
-            g = dy[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32)
-            xhat = (x[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32) - mu) * rs
+            gs = dy[hk.tile_coord(0, 0, r, c)].load(t)
+            xs = x[hk.tile_coord(0, 0, r, c)].load(t)
             # the weight reloaded per row (L1 / L2): held across rows it spills fp32 at 8+ warps
-            wdy = g * w[hk.tile_coord(0, 0, 0, c)].load(t).to(hk.fp32)   # past the row: 0
-            c1 = hk.group.sum(hk.sum(hk.row_sum(xhat * wdy))) / n
-            c2 = hk.group.sum(hk.sum(hk.row_sum(wdy))) / n
+            ws = w[hk.tile_coord(0, 0, 0, c)].load(t)                        # past the row: 0
+            mu, rs = _row_value(mean, r), _row_value(rstd, r)
+            g = gs.to(hk.fp32)
+            xhat = (xs.to(hk.fp32) - mu) * rs
+            wdy = g * ws.to(hk.fp32)
+            c1 = hk.group.sum(hk.sum(xhat * wdy)) / n
+            c2 = hk.group.sum(hk.sum(wdy)) / n
             dx[hk.tile_coord(0, 0, r, c)] = ((wdy - (xhat * c1 + c2)) * rs).to(DT)
             dw += g * xhat
             db += g
