@@ -17,7 +17,8 @@ MAX_POSITION = 200
 CASES = [(1, 2, 1, 128, 128, torch.bfloat16, torch.float32),
          (21, 4, 2, 64, 32, torch.bfloat16, torch.float32),
          (17, 3, 3, 64, 64, torch.float16, torch.bfloat16),
-         (5, 2, 1, 96, 64, torch.float32, torch.float32)]
+         (5, 2, 1, 96, 64, torch.float32, torch.float32),
+         (19, 2, 2, 128, 128, torch.bfloat16, torch.bfloat16)]   # vLLM's: the cache in q's dtype
 
 
 def inputs(tokens, q_heads, k_heads, head, rot, dtype, cache_dtype, seed=3):

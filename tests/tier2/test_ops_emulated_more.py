@@ -87,20 +87,22 @@ def test_silu_and_mul(target):
     assert_close(got, want, act_ref.tolerance(want, dtypes.bf16))
 
 
-@pytest.mark.parametrize("neox", [pytest.param(True, id="neox"),
-                                  pytest.param(False, id="gptj", marks=() if FULL else SWEEP_ONLY)])
+@pytest.mark.parametrize("neox,cache_dtype", [
+    pytest.param(True, torch.float32, id="neox"),
+    pytest.param(True, torch.bfloat16, id="neox-bf16-cache", marks=() if FULL else SWEEP_ONLY),
+    pytest.param(False, torch.float32, id="gptj", marks=() if FULL else SWEEP_ONLY)])
 @on("gfx1100")
-def test_rotary_embedding(target, neox):
+def test_rotary_embedding(target, neox, cache_dtype):
     tokens, head, rot = ROWS, 64, 32                     # partial rotary, 2 q heads, 1 k head
     positions = torch.randint(0, 50, (tokens,), generator=torch.Generator().manual_seed(6))
-    cache = torch.from_numpy(rotary_ref.cos_sin_cache(50, rot))
+    cache = torch.from_numpy(rotary_ref.cos_sin_cache(50, rot)).to(cache_dtype)
     q, k = randn(tokens, 2 * head, seed=7), randn(tokens, head, seed=8)
     before = [t.clone() for t in (q, k)]
     with lib.emulating(target):
         ktile.ops.rotary_embedding(positions, q, k, head, cache, is_neox=neox)
     for after, start in zip((q, k), before):
-        want = rotary_ref.rotary(positions.numpy(), start.float().numpy(), cache.numpy(), head,
-                                 neox)
+        want = rotary_ref.rotary(positions.numpy(), start.float().numpy(),
+                                 cache.float().numpy(), head, neox)
         assert_close(after, want, rotary_ref.tolerance(want, 8))
 
 

@@ -8,6 +8,8 @@ from .._library import Route, RoutingTable
 TABLE = RoutingTable([
     Route("rope_neox_heads", {"COLS": 32, "HEAD": 128, "ROT": 128}),
     Route("rope_neox_heads", {"COLS": 16, "HEAD": 64, "ROT": 32}),
+    Route("rope_neox_heads_own_cache", {"COLS": 32, "HEAD": 128, "ROT": 128}),
+    Route("rope_neox_heads_own_cache", {"COLS": 16, "HEAD": 64, "ROT": 32}),
     Route("rope_gptj", {"COLS": 32, "HEAD": 128, "ROT": 128}),
     Route("rope_gptj", {"COLS": 16, "HEAD": 64, "ROT": 32}),
 ])

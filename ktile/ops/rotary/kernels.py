@@ -43,19 +43,24 @@ def grid(p):
 
 
 @functools.cache
-def halves_rotation(dtype: str):
-    """The NeoX rotation of one head of 16 tokens, for x of `dtype`."""
-    dt = getattr(hk, dtype)
+def halves_rotation(dtype: str, cache_dtype: str = "fp32"):
+    """The NeoX rotation of one head of 16 tokens, for x of `dtype` and a cos | sin cache of
+    `cache_dtype` (gathered in its own type, widened to float32 in registers)."""
+    dt, ct = getattr(hk, dtype), getattr(hk, cache_dtype)
+
+    def gathered(cos_sin, pos, angle, col):
+        values = hk.gather(cos_sin, pos, angle, col=col)
+        return values if cache_dtype == "fp32" else values.to(hk.fp32)
 
     @hk.func
     def rotate_halves(x, out, r, h, pos, cos_sin, HEAD, ROT, COLS):
         """Head h of tokens [16r, 16r + 16), COLS columns of each half at a time (a 64-wide
         half in fp32 at once would hold too many registers on sm_90a)."""
         half = ROT // 2
-        t, angle = hk.RT(dt, 16, COLS), hk.RT(hk.fp32, 16, COLS)
+        t, angle = hk.RT(dt, 16, COLS), hk.RT(ct, 16, COLS)
         for j in range(half // COLS):            # a Python loop: unrolled while tracing
-            cos = hk.gather(cos_sin, pos, angle, col=j)
-            sin = hk.gather(cos_sin, pos, angle, col=half // COLS + j)
+            cos = gathered(cos_sin, pos, angle, j)
+            sin = gathered(cos_sin, pos, angle, half // COLS + j)
             first = hk.elem_coord(0, 0, r * 16, h * HEAD + j * COLS)
             second = hk.elem_coord(0, 0, r * 16, h * HEAD + half + j * COLS)
             x1, x2 = x[first].load(t).to(hk.fp32), x[second].load(t).to(hk.fp32)
@@ -76,18 +81,18 @@ ONE_TENSOR = [
 
 
 @functools.cache
-def neox_in_place(dtype: str):
+def neox_in_place(dtype: str, cache_dtype: str = "fp32"):
     """NeoX on one tensor (q, then k: two launches), x_out declared the very view x may be:
     each tile of x is loaded once and stored once at the same coordinates, by one warp, so
     the op rotates q and k where they lie (2 passes over them, not the 4 of a scratch and a
     copy back). Columns past ROT are neither read nor written."""
-    dt = getattr(hk, dtype)
-    rotate_halves = halves_rotation(dtype)
+    dt, ct = getattr(hk, dtype), getattr(hk, cache_dtype)
+    rotate_halves = halves_rotation(dtype, cache_dtype)
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.cols // p.HEAD), requires=ONE_TENSOR,
                in_place={"x_out": "x"})
     def rope_neox_heads(positions: hk.Tensor[hk.i32], x: hk.Tensor[dt],
-                        cos_sin: hk.Tensor[hk.fp32], x_out: hk.Tensor[dt], *,
+                        cos_sin: hk.Tensor[ct], x_out: hk.Tensor[dt], *,
                         HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
                         COLS: hk.Constexpr[int] = 32):
         r, h = hk.arch.block_idx.x, hk.arch.block_idx.y
@@ -129,4 +134,6 @@ def gptj(dtype: str):
     return rope_gptj
 
 
-KERNELS = {"rope_neox_heads": neox_in_place, "rope_gptj": gptj}
+KERNELS = {"rope_neox_heads": neox_in_place,
+           "rope_neox_heads_own_cache": lambda dtype: neox_in_place(dtype, dtype),
+           "rope_gptj": gptj}

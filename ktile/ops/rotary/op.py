@@ -10,8 +10,9 @@ NeoX runs in place: one launch for query, one for key, each tile loaded and stor
 warp (`in_place={"x_out": "x"}`, checked by the runtime: docs/runtime.md, "Aliasing and
 in-place"). GPT-J reads each element's pair partner with loads one column to either side,
 which no in-place declaration covers, so it writes fresh tensors and the op copies the rotated
-columns back (two more passes). A position outside the cache reads zeros (no check: it would need the
-positions on the host).
+columns back (two more passes). A position outside the cache reads zeros (no check: it would
+need the positions on the host). A cos_sin_cache in float32 or in query's dtype (vLLM's) is
+gathered where it lies; one in another dtype is first gathered and widened by torch.
 """
 from __future__ import annotations
 
@@ -82,13 +83,14 @@ def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | No
     constants = {"HEAD": head_size, "ROT": rot, "COLS": config.columns(rot)}
     dtype, target = lib.kt_dtype(query), lib.target_of(query)
     if is_neox:
-        pos, cache = as_int32(positions), cos_sin_cache
-        if cache.dtype != torch.float32:      # gather the rows in use, widened
+        pos, cache, kernel = as_int32(positions), cos_sin_cache, kernels.neox_in_place(dtype)
+        if cache.dtype == query.dtype and cache.dtype != torch.float32:
+            kernel = kernels.neox_in_place(dtype, dtype)     # the cache in q's dtype, as vLLM's
+        elif cache.dtype != torch.float32:    # another dtype: gather the rows in use, widened
             cache = cache.index_select(0, pos.long()).float()
             pos = torch.arange(tokens, dtype=torch.int32, device=q.device)
         for x in (q, k) if key is not None else (q,):     # in place (kernels.neox_in_place)
-            run_kernel(kernels.neox_in_place(dtype), pos, x, cache, x, target=target,
-                       **constants)
+            run_kernel(kernel, pos, x, cache, x, target=target, **constants)
         return
     q_out, k_out = torch.empty_like(q), torch.empty_like(k)
     spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
