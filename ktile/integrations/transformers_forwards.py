@@ -1,0 +1,198 @@
+"""The forwards the transformers integration installs (docs/integrations.md), and the routing
+table they read on every call: per op, "ktile" (the `torch.ops.ktile_transformers.*` op, which
+counts its calls) or "stock" (transformers' own code, counted as a fallback when not compiling).
+
+Each forward checks that ktile's op takes its arguments (dtype, layout, widths) and otherwise
+runs transformers' own code: a route can only narrow, never break, the model. Under
+`torch.compile` the route is chosen while tracing (per shape: each compiled shape has its own
+graph) and only the opaque ktile ops remain in the graph.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from . import _core
+from .transformers_ops import ENGINE, route_name
+
+ops = torch.ops.ktile_transformers   # registered by transformers_ops (imported by the caller)
+
+# The routing table: op -> "ktile" | "stock" | a function of the op's first tensor returning one
+# of them (per shape). Defaults: "ktile" where ktile's kernel is expected to be faster (issue #13's
+# row-tile norms and the fused activation); "stock" where it is unmeasured against cuBLAS
+# (linear), where ktile's layout costs copies transformers does not make (rotary: q and k copied
+# token-major and a cos | sin table built per call; the KV write: the new rows copied
+# head-major) and where ktile has no kernel (attention: SDPA either way). None of these has been
+# measured end to end yet: `python3 -m ktile.integrations.ab_transformers` on the H200 decides.
+ROUTES: dict[str, object] = {
+    "rms_norm": "ktile",
+    "fused_add_rms_norm": "ktile",
+    "silu_and_mul": "ktile",
+    "linear": "stock",
+    "rotary_embedding": "stock",
+    "kv_cache_write": "stock",
+    "attention": "stock",
+}
+CHOICES = ("ktile", "stock")
+NO_KTILE_KERNEL = ("attention",)        # ops whose "ktile" route does not exist yet
+DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+TOLERANCE = {torch.bfloat16: (3e-2, 3e-2), torch.float16: (4e-3, 4e-3),
+             torch.float32: (1e-4, 1e-4)}            # shadow mode: (atol, rtol) by dtype
+STATE = {"shadow": False}                            # set by patch() from the switches
+
+
+def choose(op: str, x: torch.Tensor) -> str:
+    route = ROUTES.get(op, "stock")
+    return route(x) if callable(route) else route
+
+
+def _ktile(op: str, x: torch.Tensor, *tensors: torch.Tensor | None) -> bool:
+    """Whether `op` routes to ktile for `x` and ktile's op takes these tensors as they are."""
+    if choose(op, x) != "ktile":
+        return False
+    want = tuple(t for t in (x, *tensors) if t is not None)
+    return all(t.dtype == x.dtype and t.device == x.device for t in want) \
+        and x.dtype in DTYPES and x.is_contiguous() and 1 <= x.dim() <= 4 and x.numel() > 0
+
+
+def _fallback(op: str) -> None:
+    if not torch.compiler.is_compiling():
+        _core.record(route_name(op), "fallback")
+
+
+def _shadow(op: str, got, stock) -> None:
+    """Shadow mode (eager only): run transformers' own path too and count a mismatch."""
+    if STATE["shadow"] and not torch.compiler.is_compiling():
+        first = got[0] if isinstance(got, (tuple, list)) else got
+        atol, rtol = TOLERANCE[first.dtype]
+        _core.shadow_compare(route_name(op), got, stock(), atol, rtol)
+
+
+# ---- module forwards (bound to each instance) ----------------------------------------------
+
+def rms_norm_forward(self, hidden_states):
+    if _ktile("rms_norm", hidden_states, self.weight):
+        out = ops.rms_norm(hidden_states, self.weight, self.variance_epsilon)
+        _shadow("rms_norm", out, lambda: type(self).forward(self, hidden_states))
+        return out
+    _fallback("rms_norm")
+    return type(self).forward(self, hidden_states)
+
+
+def decoder_layer_forward(self, hidden_states, attention_mask=None, position_ids=None,
+                          past_key_values=None, use_cache=False, position_embeddings=None,
+                          **kwargs):
+    """transformers' decoder layer with the residual add and the post-attention norm fused."""
+    residual = hidden_states
+    hidden_states, _ = self.self_attn(
+        hidden_states=self.input_layernorm(hidden_states), attention_mask=attention_mask,
+        position_ids=position_ids, past_key_values=past_key_values, use_cache=use_cache,
+        position_embeddings=position_embeddings, **kwargs)
+    norm = self.post_attention_layernorm
+    width = hidden_states.shape[-1]
+    if width % 16 == 0 and width <= 16384 and residual.is_contiguous() \
+            and _ktile("fused_add_rms_norm", hidden_states, residual, norm.weight):
+        attn, before = hidden_states, residual
+        hidden_states, residual = ops.fused_add_rms_norm(attn, before, norm.weight,
+                                                         norm.variance_epsilon)
+        _shadow("fused_add_rms_norm", (hidden_states, residual),
+                lambda: _stock_add_norm(norm, attn, before))
+    else:
+        _fallback("fused_add_rms_norm")
+        residual = residual + hidden_states
+        hidden_states = norm(residual)
+    return residual + self.mlp(hidden_states)
+
+
+def _stock_add_norm(norm, attn, residual):
+    summed = residual + attn
+    return type(norm).forward(norm, summed), summed
+
+
+def mlp_forward(self, x):
+    """gate_proj and up_proj as one GEMM (their weights are views of `_ktile_gate_up`), then
+    ktile's silu_and_mul, then down_proj."""
+    gate_up = linear(x, self._ktile_gate_up, None)
+    if _ktile("silu_and_mul", gate_up):
+        act = ops.silu_and_mul(gate_up)
+        half = gate_up.shape[-1] // 2
+        _shadow("silu_and_mul", act, lambda: F.silu(gate_up[..., :half]) * gate_up[..., half:])
+        return self.down_proj(act)
+    _fallback("silu_and_mul")
+    return type(self).forward(self, x)
+
+
+def linear_forward(self, input):
+    return linear(input, self.weight, self.bias)
+
+
+def linear(x, weight, bias):
+    if weight.dim() == 2 and _ktile("linear", x, weight, bias):
+        out = ops.linear(x, weight, bias)
+        _shadow("linear", out, lambda: F.linear(x, weight, bias))
+        return out
+    _fallback("linear")
+    return F.linear(x, weight, bias)
+
+
+# ---- module-level hooks (shared by every patched model; refcounted by the caller) ------------
+
+def make_rope(original):
+    """transformers' `apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1)`, routed."""
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        if unsqueeze_dim == 1 and q.dim() == 4 and k.dim() == 4 and cos.dim() == 3 \
+                and q.shape[-1] % 32 == 0 and cos.shape[-1] == q.shape[-1] \
+                and cos.shape[0] in (1, q.shape[0]) and cos.shape[1] == q.shape[2] \
+                and choose("rotary_embedding", q) == "ktile" \
+                and all(t.dtype == q.dtype and t.dtype in DTYPES for t in (k, cos, sin)):
+            out = ops.rope(q, k, cos, sin)
+            _shadow("rotary_embedding", out, lambda: original(q, k, cos, sin, unsqueeze_dim))
+            return out
+        _fallback("rotary_embedding")
+        return original(q, k, cos, sin, unsqueeze_dim)
+    apply_rotary_pos_emb.ktile_original = original
+    return apply_rotary_pos_emb
+
+
+def make_kv_update(original):
+    """`StaticLayer.update(self, key_states, value_states, ...)`, routed (no shadow mode: the
+    write is in place)."""
+    def update(self, key_states, value_states, *args, **kwargs):
+        if choose("kv_cache_write", key_states) == "ktile" and key_states.dim() == 4 \
+                and key_states.dtype in DTYPES and value_states.shape == key_states.shape:
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            if self.keys.dtype == key_states.dtype and self.keys.shape[-1] == self.values.shape[-1]:
+                ops.kv_write(self.keys, self.values, key_states, value_states,
+                             self.cumulative_length)
+                self.cumulative_length.add_(key_states.shape[-2])
+                return self.keys, self.values
+        _fallback("kv_cache_write")
+        return original(self, key_states, value_states, *args, **kwargs)
+    update.ktile_original = original
+    return update
+
+
+def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None,
+              is_causal=None, **kwargs):
+    """The "ktile" attention implementation: ktile has no attention kernel yet, so this is
+    F.scaled_dot_product_attention, counted as a fallback. q `[B, Hq, S, D]`, k and v
+    `[B, Hkv, T, D]`, the mask boolean `[B, 1, S, T]` or None (causal) -> `[B, S, Hq, D]`."""
+    _fallback("attention")
+    groups = query.shape[1] // key.shape[1]
+    causal = getattr(module, "is_causal", True) if is_causal is None else is_causal
+    causal = bool(causal) and attention_mask is None and query.shape[2] > 1
+    if causal and key.shape[2] > query.shape[2]:     # no mask: nothing cached before the query
+        key, value = key[:, :, :query.shape[2]], value[:, :, :query.shape[2]]
+    extra = {}
+    if groups > 1 and attention_mask is None:
+        extra["enable_gqa"] = True
+    elif groups > 1:
+        key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
+    out = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
+                                         dropout_p=dropout, scale=scaling, is_causal=causal,
+                                         **extra)
+    return out.transpose(1, 2).contiguous(), None
+
+
+__all__ = ["ENGINE", "ROUTES", "choose", "attention"]

@@ -1,0 +1,148 @@
+"""The ops the transformers integration routes to ktile, in transformers' layouts
+(docs/integrations.md): each a `torch.ops.ktile_transformers.*` op that counts its call (eager,
+or captured into a CUDA graph: `_core.record`), refuses a capture its graph contract forbids
+(`_core.check_graph`) and calls `ktile.ops`. Being opaque ops, they run (and count) on every
+call of a `torch.compile`d graph, where Python around them runs only while tracing.
+
+| op | transformers' layout | ktile op |
+|---|---|---|
+| `rms_norm(x, weight, eps)` | any rows | `ktile.ops.rms_norm` |
+| `fused_add_rms_norm(x, residual, weight, eps)` → `(out, x + residual)` | hidden rows | `ktile.ops.fused_add_rms_norm` |
+| `silu_and_mul(x)` | `[..., 2I]` → `[..., I]` | `ktile.ops.silu_and_mul` |
+| `linear(x, weight, bias)` | `F.linear` | `ktile.ops.linear` |
+| `rope(q, k, cos, sin)` | q, k `[B, H, S, D]`, cos, sin `[B or 1, S, D]` (rotate-half) | `ktile.ops.rotary_embedding` (NeoX) on copies of q and k |
+| `kv_write(keys!, values!, k, v, start)` | StaticCache `[B, H, T, D]`, k, v `[B, H, S, D]` at `start` | `ktile.ops.kv_cache_write`, the cache viewed as B·H blocks of T one-head rows |
+
+Every op is declared `graph="safe"`: no host synchronisation, fixed shapes, allocations from
+torch's allocator (the graph's private pool during a capture).
+"""
+from __future__ import annotations
+
+import torch
+
+from . import _core
+
+ENGINE = "transformers"
+NAMESPACE = "ktile_transformers"
+GRAPH = {"rms_norm": "safe", "fused_add_rms_norm": "safe", "silu_and_mul": "safe",
+         "linear": "safe", "rotary_embedding": "safe", "kv_cache_write": "safe"}
+
+
+def route_name(op: str) -> str:
+    """The counter key of one routed op: "transformers.<op>"."""
+    return f"{ENGINE}.{op}"
+
+
+def _enter(op: str) -> None:
+    _core.check_graph(route_name(op), GRAPH[op])
+    _core.record(route_name(op))
+
+
+def _ops():
+    import ktile.ops
+    return ktile.ops
+
+
+# ---- norms and the MLP ------------------------------------------------------------------------
+
+@torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    _enter("rms_norm")
+    return _ops().rms_norm(x, weight, eps)
+
+
+@rms_norm.register_fake
+def _(x, weight, eps):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op(f"{NAMESPACE}::fused_add_rms_norm", mutates_args=())
+def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                       eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    _enter("fused_add_rms_norm")
+    return _ops().fused_add_rms_norm(x, residual, weight, eps)
+
+
+@fused_add_rms_norm.register_fake
+def _(x, residual, weight, eps):
+    return torch.empty_like(x), torch.empty_like(x)
+
+
+@torch.library.custom_op(f"{NAMESPACE}::silu_and_mul", mutates_args=())
+def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    _enter("silu_and_mul")
+    return _ops().silu_and_mul(x)
+
+
+@silu_and_mul.register_fake
+def _(x):
+    return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+
+
+@torch.library.custom_op(f"{NAMESPACE}::linear", mutates_args=())
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    _enter("linear")
+    return _ops().linear(x, weight, bias)
+
+
+@linear.register_fake
+def _(x, weight, bias):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+# ---- rotary embedding -------------------------------------------------------------------------
+
+def _rope_table(cos: torch.Tensor, sin: torch.Tensor, batch: int):
+    """transformers' per-token cos and sin ([B or 1, S, D], each half repeated) as ktile's
+    `[rows, D]` table of cos | sin, and each token's row: positions `[B · S]`."""
+    rows, seq, dim = cos.shape
+    table = torch.cat([cos[..., :dim // 2], sin[..., :dim // 2]], dim=-1).reshape(rows * seq, dim)
+    positions = torch.arange(rows * seq, device=cos.device)
+    if rows == 1 and batch > 1:
+        positions = positions.repeat(batch)
+    return table, positions
+
+
+@torch.library.custom_op(f"{NAMESPACE}::rope", mutates_args=())
+def rope(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
+         sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    _enter("rotary_embedding")
+    b, hq, s, d = q.shape
+    q_rows = q.new_empty((b, s, hq, d))
+    k_rows = k.new_empty((b, s, k.shape[1], d))
+    q_rows.copy_(q.transpose(1, 2))            # ktile rotates in place: a copy, token-major
+    k_rows.copy_(k.transpose(1, 2))
+    table, positions = _rope_table(cos, sin, b)
+    _ops().rotary_embedding(positions, q_rows.view(b * s, -1), k_rows.view(b * s, -1), d, table,
+                            True)
+    return q_rows.transpose(1, 2), k_rows.transpose(1, 2)
+
+
+@rope.register_fake
+def _(q, k, cos, sin):
+    b, hq, s, d = q.shape
+    return (q.new_empty((b, s, hq, d)).transpose(1, 2),
+            k.new_empty((b, s, k.shape[1], d)).transpose(1, 2))
+
+
+# ---- the StaticCache write --------------------------------------------------------------------
+
+@torch.library.custom_op(f"{NAMESPACE}::kv_write", mutates_args=("keys", "values"))
+def kv_write(keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor,
+             value_states: torch.Tensor, start: torch.Tensor) -> None:
+    """keys[b, h, start + s] = key_states[b, h, s] (values likewise): the cache `[B, H, T, D]`
+    viewed as B·H blocks of T rows of one head, so token (b, h, s) goes to slot
+    (b·H + h)·T + start + s."""
+    _enter("kv_cache_write")
+    b, h, t, d = keys.shape
+    s = key_states.shape[2]
+    slots = (torch.arange(b * h, device=keys.device).unsqueeze(1) * t
+             + (start + torch.arange(s, device=keys.device)).unsqueeze(0)).reshape(-1)
+    _ops().kv_cache_write(key_states.contiguous().view(b * h * s, 1, d),
+                          value_states.contiguous().view(b * h * s, 1, d),
+                          keys.view(b * h, t, 1, d), values.view(b * h, t, 1, d), slots)
+
+
+@kv_write.register_fake
+def _(keys, values, key_states, value_states, start):
+    return None
