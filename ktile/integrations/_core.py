@@ -28,7 +28,8 @@ GRAPH_CONTRACTS = ("safe", "never")
 
 _LOCK = threading.Lock()
 _COUNTS: dict[str, dict[str, int]] = defaultdict(lambda: {"eager": 0, "captured": 0,
-                                                          "fallback": 0, "shadow_mismatch": 0})
+                                                          "fallback": 0, "reference": 0,
+                                                          "shadow_mismatch": 0})
 
 
 # ---- switches --------------------------------------------------------------------------------
@@ -60,7 +61,9 @@ def capturing() -> bool:
 
 def record(route: str, kind: str | None = None) -> None:
     """Count one call of `route`: kind "eager" or "captured" (found from the stream when None),
-    "fallback" (the engine's own path ran) or "shadow_mismatch"."""
+    "fallback" (the engine's own path ran), "reference" (of the routed calls, one where the
+    op's reference ran instead of its kernel: the CPU above the interpreter's size) or
+    "shadow_mismatch"."""
     if kind is None:
         kind = "captured" if capturing() else "eager"
     with _LOCK:
@@ -68,7 +71,7 @@ def record(route: str, kind: str | None = None) -> None:
 
 
 def counters() -> dict[str, dict[str, int]]:
-    """route -> {"eager", "captured", "fallback", "shadow_mismatch"}: a copy."""
+    """route -> {"eager", "captured", "fallback", "reference", "shadow_mismatch"}: a copy."""
     with _LOCK:
         return {route: dict(c) for route, c in _COUNTS.items()}
 

@@ -65,8 +65,9 @@ def test_counters_keep_eager_captured_fallback_and_shadow_apart():
     core.record("toy.norm")
     core.record("toy.norm", "captured")
     core.record("toy.norm", "fallback")
+    core.record("toy.norm", "reference")
     assert core.counters()["toy.norm"] == {"eager": 1, "captured": 1, "fallback": 1,
-                                           "shadow_mismatch": 0}
+                                           "reference": 1, "shadow_mismatch": 0}
     assert core.calls("toy.norm") == 2
 
 
