@@ -16,8 +16,8 @@ What is hooked, per op (`ops=` picks a subset; `KTILE_TRANSFORMERS_<OP>=0` turns
 | fused_add_rms_norm | each decoder layer's forward: the residual add + post-attention norm | this model |
 | silu_and_mul | each MLP's forward: gate_proj and up_proj become views of one [gate; up] weight, one GEMM, then silu_and_mul | this model |
 | linear | each nn.Linear's forward in the decoder layers, and lm_head | this model |
-| rotary_embedding | the modeling module's `apply_rotary_pos_emb` | every model of the family while one is patched |
-| kv_cache_write | `transformers.cache_utils.StaticLayer.update` | every StaticCache while a model is patched |
+| rotary_embedding | each attention module's forward: its own code, run with `apply_rotary_pos_emb` routed | this model |
+| kv_cache_write | each attention module's forward: `past_key_values.update` on a StaticCache layer routed | this model |
 | attention | `AttentionInterface` "ktile" (SDPA: ktile has no attention kernel yet) | this model |
 
 Each hooked op then routes per call through `ROUTES` (transformers_forwards.py): "ktile" or
@@ -44,6 +44,8 @@ FAMILIES = {"qwen3": "Qwen3", "llama": "Llama"}     # modeling module -> class-n
 ATTENTION = "ktile"                                 # the AttentionInterface name
 LAYER_PARAMS = ("self", "hidden_states", "attention_mask", "position_ids", "past_key_values",
                 "use_cache", "position_embeddings")
+ATTENTION_PARAMS = ("self", "hidden_states", "position_embeddings", "attention_mask",
+                    "past_key_values")
 
 
 @dataclass
@@ -52,11 +54,7 @@ class _Patch:
     ops: tuple[str, ...]
     forwards: list = field(default_factory=list)      # modules given an instance forward
     merged: list = field(default_factory=list)        # MLPs holding _ktile_gate_up
-    shared: list = field(default_factory=list)        # (owner, attr) of refcounted hooks
     attention: str | None = None                      # the implementation to restore
-
-
-_SHARED: dict[tuple[int, str], list] = {}             # (id(owner), attr) -> [owner, orig, refs]
 
 
 def counters() -> dict[str, dict[str, int]]:
@@ -105,8 +103,6 @@ def unpatch(model):
         del module.forward
     for mlp in record.merged:
         del mlp._ktile_gate_up
-    for owner, attr in record.shared:
-        _release(owner, attr)
     if record.attention is not None:
         model.set_attn_implementation(record.attention)
     return model
@@ -158,10 +154,14 @@ def _hooks(model, modeling, family, selected) -> list[_core.Hook]:
         hooks.append(_core.Hook(f"{mod}:{prefix}MLP", "forward", ("self", "x")))
     if "linear" in selected:
         hooks.append(_core.Hook("torch.nn:Linear", "forward", ("self", "input")))
+    if {"rotary_embedding", "kv_cache_write"} & set(selected):
+        hooks.append(_core.Hook(f"{mod}:{prefix}Attention", "forward", ATTENTION_PARAMS))
     if "rotary_embedding" in selected:
         hooks.append(_core.Hook(mod, "apply_rotary_pos_emb", ("q", "k", "cos", "sin",
                                                               "unsqueeze_dim")))
     if "kv_cache_write" in selected:
+        hooks.append(_core.Hook("transformers.cache_utils:Cache", "update",
+                                ("self", "key_states", "value_states", "layer_idx")))
         for attr in ("update", "lazy_initialization"):
             hooks.append(_core.Hook("transformers.cache_utils:StaticLayer", attr,
                                     ("self", "key_states", "value_states")))
@@ -191,9 +191,10 @@ def _structure(model, family, selected) -> list[str]:
             missing = [a for a in attrs if not hasattr(sub, a)] if sub is not None else [child]
             if missing:
                 moved.append(f"layer {i}'s {child} has no {', '.join(missing)}")
-    for name, module in _targets(model, family, selected):
+    for name, module in _targets(model, family, set(selected)):
         if "forward" in module.__dict__:
             moved.append(f"{name} already has its own forward (another library's hook?)")
+    moved += _attention_code(model, family, selected)
     if "silu_and_mul" in selected and getattr(model.config, "hidden_act", None) not in \
             ("silu", "swish"):
         moved.append(f"the MLP's activation is {model.config.hidden_act!r}, not silu")
@@ -202,6 +203,25 @@ def _structure(model, family, selected) -> list[str]:
             for p in ("gate_proj", "up_proj") if hasattr(layer, "mlp")):
         moved.append("gate_proj / up_proj have biases (silu_and_mul's merged GEMM has none)")
     return moved[:8]
+
+
+def _attention_code(model, family, selected) -> list[str]:
+    """The attention forward is run as its own code with routed names: it must be a plain
+    function (no decorator's wrapper) that calls what the routes replace."""
+    want = {"rotary_embedding": "apply_rotary_pos_emb", "kv_cache_write": "update"}
+    want = [name for op, name in want.items() if op in selected]
+    if not want:
+        return []
+    prefix = FAMILIES[family]
+    layer = _layers(model)[0] if _layers(model) else None
+    attn = getattr(layer, "self_attn", None)
+    forward = getattr(type(attn), "forward", None)
+    code = getattr(forward, "__code__", None)
+    where = f"{prefix}Attention.forward"
+    if code is None or forward.__closure__ is not None:
+        return [f"{where} is wrapped (a decorator?); its own code cannot be run with routes"]
+    missing = [name for name in want if name not in code.co_names]
+    return [f"{where} no longer calls {', '.join(missing)}"] if missing else []
 
 
 def _targets(model, family, selected):
@@ -214,6 +234,8 @@ def _targets(model, family, selected):
         elif kind == f"{prefix}DecoderLayer" and "fused_add_rms_norm" in selected:
             yield name, module
         elif kind == f"{prefix}MLP" and "silu_and_mul" in selected:
+            yield name, module
+        elif kind == f"{prefix}Attention" and {"rotary_embedding", "kv_cache_write"} & selected:
             yield name, module
         elif isinstance(module, torch.nn.Linear) and "linear" in selected \
                 and (".layers." in f".{name}" or name == "lm_head"):
@@ -228,19 +250,18 @@ _FORWARDS = {"RMSNorm": fw.rms_norm_forward, "DecoderLayer": fw.decoder_layer_fo
 
 def _apply(model, modeling, family, record: _Patch) -> None:
     prefix = FAMILIES[family]
-    for _, module in list(_targets(model, family, record.ops)):
+    forwards = dict(_FORWARDS)
+    forwards["Attention"] = fw.make_attention_forward(
+        getattr(modeling, f"{prefix}Attention").forward, "rotary_embedding" in record.ops,
+        "kv_cache_write" in record.ops)
+    for _, module in list(_targets(model, family, set(record.ops))):
         kind = type(module).__name__.removeprefix(prefix)
-        forward = fw.linear_forward if isinstance(module, torch.nn.Linear) else _FORWARDS[kind]
+        forward = fw.linear_forward if isinstance(module, torch.nn.Linear) else forwards[kind]
         if kind == "MLP":
             _merge_gate_up(module)
             record.merged.append(module)
         module.forward = types.MethodType(forward, module)
         record.forwards.append(module)
-    if "rotary_embedding" in record.ops:
-        _acquire(modeling, "apply_rotary_pos_emb", fw.make_rope, record)
-    if "kv_cache_write" in record.ops:
-        from transformers import cache_utils
-        _acquire(cache_utils.StaticLayer, "update", fw.make_kv_update, record)
     if "attention" in record.ops:
         from transformers import AttentionInterface
         from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
@@ -258,21 +279,3 @@ def _merge_gate_up(mlp) -> None:
     merged = torch.cat([gate, up], dim=0)
     gate.data, up.data = merged[:gate.shape[0]], merged[gate.shape[0]:]
     mlp._ktile_gate_up = merged
-
-
-def _acquire(owner, attr, make, record: _Patch) -> None:
-    key = (id(owner), attr)
-    if key not in _SHARED:
-        original = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
-        _SHARED[key] = [owner, original, 0]
-        setattr(owner, attr, make(original))
-    _SHARED[key][2] += 1
-    record.shared.append((owner, attr))
-
-
-def _release(owner, attr) -> None:
-    entry = _SHARED[(id(owner), attr)]
-    entry[2] -= 1
-    if entry[2] == 0:
-        setattr(owner, attr, entry[1])
-        del _SHARED[(id(owner), attr)]

@@ -135,7 +135,7 @@ def linear(x, weight, bias):
     return F.linear(x, weight, bias)
 
 
-# ---- module-level hooks (shared by every patched model; refcounted by the caller) ------------
+# ---- the attention module: RoPE and the StaticCache write ----------------------------------
 
 def make_rope(original):
     """transformers' `apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1)`, routed."""
@@ -150,27 +150,55 @@ def make_rope(original):
             return out
         _fallback("rotary_embedding")
         return original(q, k, cos, sin, unsqueeze_dim)
-    apply_rotary_pos_emb.ktile_original = original
     return apply_rotary_pos_emb
 
 
-def make_kv_update(original):
-    """`StaticLayer.update(self, key_states, value_states, ...)`, routed (no shadow mode: the
-    write is in place)."""
-    def update(self, key_states, value_states, *args, **kwargs):
-        if choose("kv_cache_write", key_states) == "ktile" and key_states.dim() == 4 \
+class RoutedCache:
+    """What a patched attention module sees as its `past_key_values`: `update` writes a
+    StaticCache layer through `kv_cache_write`'s route, anything else goes to the cache itself.
+    The cache stays the caller's: only the calls of this model's attention pass through here."""
+
+    def __init__(self, cache):
+        self.cache = cache
+
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        from transformers.cache_utils import StaticLayer
+        layers = getattr(self.cache, "layers", None)
+        layer = layers[layer_idx] if layers is not None and layer_idx < len(layers) else None
+        if type(layer) is StaticLayer and not getattr(self.cache, "offloading", False) \
+                and choose("kv_cache_write", key_states) == "ktile" and key_states.dim() == 4 \
                 and key_states.dtype in DTYPES and value_states.shape == key_states.shape:
-            if not self.is_initialized:
-                self.lazy_initialization(key_states, value_states)
-            if self.keys.dtype == key_states.dtype and self.keys.shape[-1] == self.values.shape[-1]:
-                ops.kv_write(self.keys, self.values, key_states, value_states,
-                             self.cumulative_length)
-                self.cumulative_length.add_(key_states.shape[-2])
-                return self.keys, self.values
+            if not layer.is_initialized:
+                layer.lazy_initialization(key_states, value_states)
+            if layer.keys.dtype == key_states.dtype \
+                    and layer.keys.shape[-1] == layer.values.shape[-1] == key_states.shape[-1]:
+                ops.kv_write(layer.keys, layer.values, key_states, value_states,
+                             layer.cumulative_length)
+                layer.cumulative_length.add_(key_states.shape[-2])
+                return layer.keys, layer.values
         _fallback("kv_cache_write")
-        return original(self, key_states, value_states, *args, **kwargs)
-    update.ktile_original = original
-    return update
+        return self.cache.update(key_states, value_states, layer_idx, *args, **kwargs)
+
+
+def make_attention_forward(stock, rope: bool, kv: bool):
+    """The attention module's own forward (`stock`: its code object, unchanged) run with this
+    model's hooks: `apply_rotary_pos_emb` routed in a copy of its module's globals (so other
+    models of the family stay stock) and `past_key_values` seen through `RoutedCache`."""
+    import types
+    names = dict(stock.__globals__)
+    if rope:
+        names["apply_rotary_pos_emb"] = make_rope(names["apply_rotary_pos_emb"])
+    routed = types.FunctionType(stock.__code__, names, stock.__name__, stock.__defaults__,
+                                stock.__closure__)
+    routed.__kwdefaults__ = stock.__kwdefaults__
+
+    def forward(self, hidden_states, position_embeddings, attention_mask,
+                past_key_values=None, **kwargs):
+        if kv and past_key_values is not None:
+            past_key_values = RoutedCache(past_key_values)
+        return routed(self, hidden_states, position_embeddings, attention_mask,
+                      past_key_values, **kwargs)
+    return forward
 
 
 def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None,
