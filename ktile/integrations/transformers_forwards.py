@@ -24,6 +24,7 @@ ops = torch.ops.ktile_transformers   # registered by transformers_ops (imported 
 # token-major and a cos | sin table built per call; the KV write: the new rows copied
 # head-major) and where ktile has no kernel (attention: SDPA either way). None of these has been
 # measured end to end yet: `python3 -m ktile.integrations.ab_transformers` on the H200 decides.
+# attention's "ktile" route is ktile's op around SDPA today (the plumbing for a kernel to come).
 ROUTES: dict[str, object] = {
     "rms_norm": "ktile",
     "fused_add_rms_norm": "ktile",
@@ -34,7 +35,7 @@ ROUTES: dict[str, object] = {
     "attention": "stock",
 }
 CHOICES = ("ktile", "stock")
-NO_KTILE_KERNEL = ("attention",)        # ops whose "ktile" route does not exist yet
+NO_KTILE_KERNEL: tuple[str, ...] = ()    # ops whose "ktile" route does not exist yet
 DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 TOLERANCE = {torch.bfloat16: (3e-2, 3e-2), torch.float16: (4e-3, 4e-3),
              torch.float32: (1e-4, 1e-4)}            # shadow mode: (atol, rtol) by dtype
@@ -203,24 +204,23 @@ def make_attention_forward(stock, rope: bool, kv: bool):
 
 def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None,
               is_causal=None, **kwargs):
-    """The "ktile" attention implementation: ktile has no attention kernel yet, so this is
-    F.scaled_dot_product_attention, counted as a fallback. q `[B, Hq, S, D]`, k and v
-    `[B, Hkv, T, D]`, the mask boolean `[B, 1, S, T]` or None (causal) -> `[B, S, Hq, D]`."""
-    _fallback("attention")
-    groups = query.shape[1] // key.shape[1]
+    """The "ktile" attention implementation. Route "stock": transformers' own SDPA function;
+    "ktile": `ops.attention` (ktile has no attention kernel yet: SDPA inside, the place one will
+    go). q `[B, Hq, S, D]`, k and v `[B, Hkv, T, D]`, the mask boolean `[B, 1, S, T]` or None
+    (causal) -> (`[B, S, Hq, D]`, None)."""
+    if choose("attention", query) != "ktile" or dropout or kwargs.get("position_bias") \
+            is not None or query.dtype not in DTYPES:
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+        _fallback("attention")
+        return sdpa_attention_forward(module, query, key, value, attention_mask,
+                                      dropout=dropout, scaling=scaling, is_causal=is_causal,
+                                      **kwargs)
     causal = getattr(module, "is_causal", True) if is_causal is None else is_causal
     causal = bool(causal) and attention_mask is None and query.shape[2] > 1
     if causal and key.shape[2] > query.shape[2]:     # no mask: nothing cached before the query
         key, value = key[:, :, :query.shape[2]], value[:, :, :query.shape[2]]
-    extra = {}
-    if groups > 1 and attention_mask is None:
-        extra["enable_gqa"] = True
-    elif groups > 1:
-        key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
-    out = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
-                                         dropout_p=dropout, scale=scaling, is_causal=causal,
-                                         **extra)
-    return out.transpose(1, 2).contiguous(), None
+    scale = query.shape[-1] ** -0.5 if scaling is None else float(scaling)
+    return ops.attention(query, key, value, attention_mask, scale, causal), None
 
 
 __all__ = ["ENGINE", "ROUTES", "choose", "attention"]

@@ -12,6 +12,7 @@ call of a `torch.compile`d graph, where Python around them runs only while traci
 | `linear(x, weight, bias)` | `F.linear` | `ktile.ops.linear` |
 | `rope(q, k, cos, sin)` | q, k `[B, H, S, D]`, cos, sin `[B or 1, S, D]` (rotate-half) | `ktile.ops.rotary_embedding` (NeoX) on copies of q and k |
 | `kv_write(keys!, values!, k, v, start)` | StaticCache `[B, H, T, D]`, k, v `[B, H, S, D]` at `start` | `ktile.ops.kv_cache_write`, the cache viewed as B·H blocks of T one-head rows |
+| `attention(q, k, v, mask, scale, is_causal)` | q `[B, Hq, S, D]`, k, v `[B, Hkv, T, D]` → `[B, S, Hq, D]` | none yet: `F.scaled_dot_product_attention` (where ktile's kernel will go) |
 
 Every op is declared `graph="safe"`: no host synchronisation, fixed shapes, allocations from
 torch's allocator (the graph's private pool during a capture).
@@ -25,7 +26,8 @@ from . import _core
 ENGINE = "transformers"
 NAMESPACE = "ktile_transformers"
 GRAPH = {"rms_norm": "safe", "fused_add_rms_norm": "safe", "silu_and_mul": "safe",
-         "linear": "safe", "rotary_embedding": "safe", "kv_cache_write": "safe"}
+         "linear": "safe", "rotary_embedding": "safe", "kv_cache_write": "safe",
+         "attention": "safe"}
 
 
 def route_name(op: str) -> str:
@@ -146,3 +148,27 @@ def kv_write(keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor,
 @kv_write.register_fake
 def _(keys, values, key_states, value_states, start):
     return None
+
+
+# ---- attention ------------------------------------------------------------------------------
+
+@torch.library.custom_op(f"{NAMESPACE}::attention", mutates_args=())
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+              scale: float, is_causal: bool) -> torch.Tensor:
+    """ktile has no attention kernel yet: SDPA, grouped-query heads shared (enable_gqa) where
+    there is no mask, repeated where there is one. Returns `[B, S, Hq, D]`, contiguous."""
+    _enter("attention")
+    groups = q.shape[1] // k.shape[1]
+    extra = {}
+    if groups > 1 and mask is None:
+        extra["enable_gqa"] = True
+    elif groups > 1:
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale,
+                                                           is_causal=is_causal, **extra)
+    return out.transpose(1, 2).contiguous()
+
+
+@attention.register_fake
+def _(q, k, v, mask, scale, is_causal):
+    return q.new_empty((q.shape[0], q.shape[2], q.shape[1], v.shape[-1]))
