@@ -37,8 +37,7 @@ from .kernels import held_route
 
 SM90 = ("sm_90a",)
 FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (64, 4, 1),
-                  5120: (64, 5, 1), 8192: (64, 8, 1), 14336: (32, 14, 2),
-                  16384: (32, 16, 2)}                # width: (C, WARPS, HELD)
+                  5120: (32, 10, 1), 8192: (64, 8, 1), 16384: (32, 16, 2)}  # (C, WARPS, HELD)
 BACKWARD_WIDTHS = {1024: (16, 4, "flat"), 2048: (16, 8, "flat"), 4096: (16, 16, "flat"),
                    8192: (32, 16, "row")}            # width: (C, WARPS, LAYOUT)
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)

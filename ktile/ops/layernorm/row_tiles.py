@@ -54,35 +54,40 @@ def layer_norm_rows(dtype: str):
     # 16-bit weight and bias load before the reductions; fp32 ones after (held from the start,
     # x, w and b of 16 x 64 fp32 at 16 warps need more than sm_90a's 128 registers at 512 lanes)
     EARLY = DT.bits < 32
+    # fp32 holds a route's 16 x C share as SPLIT tiles of 16 x C/SPLIT: the same data, half-size
+    # temporaries (one 16 x 64 fp32 tile's masked square costs 144 registers, estimated)
+    SPLIT = 2 if DT.bits == 32 else 1
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps="WARPS", requires=FORWARD)
     def layer_norm_rows(x: hk.Tensor[DT], w: hk.Tensor[DT], b: hk.Tensor[DT], o: hk.Tensor[DT],
                         eps: float, *, C: hk.Constexpr[int] = 64,
                         HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
-        t = hk.RT(DT, 16, C, "flat")
-        chunks = [warp + i * WARPS for i in range(HELD)]     # unrolled: held in registers
-        held = [x[hk.tile_coord(0, 0, r, c)].load(t) for c in chunks]
+        width = C // SPLIT                                    # view columns per register tile
+        t = hk.RT(DT, 16, width, "flat")
+        # unrolled: held in registers; tile k covers view columns k * width ..
+        chunks = [(warp + i * WARPS) * SPLIT + s for i in range(HELD) for s in range(SPLIT)]
+        held = [x[hk.tile_coord(0, 0, r, k)].load(t) for k in chunks]
         if EARLY:    # the weight and bias with x: their latency hides behind x's
-            ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
-            bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
+            ws = [w[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
+            bs = [b[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
         n = hk.to_float(x.cols * 16)
         total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
         for xs in held[1:]:
             total = total + hk.tile_sum(xs.to(hk.fp32))
         mean = hk.group.sum(total) / n
-        column = hk.iota(hk.RT(hk.i32, 16, C, "flat"), "col")
-        squares = hk.zeros(hk.RT(hk.fp32, 16, C, "flat"))
-        for c, xs in zip(chunks, held):
-            d = hk.where(column + c * C < x.cols, xs.to(hk.fp32) - mean, 0.0)
-            squares += d * d
-        rstd = hk.rsqrt(hk.group.sum(hk.sum(squares)) / n + eps)
+        column = hk.iota(hk.RT(hk.i32, 16, width, "flat"), "col")
+        squares = 0.0
+        for k, xs in zip(chunks, held):    # a scalar per tile: no accumulator tile held
+            d = hk.where(column + k * width < x.cols, xs.to(hk.fp32) - mean, 0.0)
+            squares = squares + hk.tile_sum(d * d)
+        rstd = hk.rsqrt(hk.group.sum(squares) / n + eps)
         if not EARLY:
-            ws = [w[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
-            bs = [b[hk.tile_coord(0, 0, 0, c)].load(t) for c in chunks]
-        for c, xs, wt, bt in zip(chunks, held, ws, bs):
+            ws = [w[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
+            bs = [b[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
+        for k, xs, wt, bt in zip(chunks, held, ws, bs):
             y = (xs.to(hk.fp32) - mean) * rstd * wt.to(hk.fp32) + bt.to(hk.fp32)
-            o[hk.tile_coord(0, 0, r, c)] = y.to(DT)
+            o[hk.tile_coord(0, 0, r, k)] = y.to(DT)
     return layer_norm_rows
 
 
