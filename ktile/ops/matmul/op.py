@@ -45,11 +45,16 @@ def zero_bias(n: int, like: torch.Tensor) -> torch.Tensor:
     """N zeros of like's dtype and device, a view of one kept buffer: a call without a bias
     adds 0 (no rounding changes: the sum is rounded once either way), so one build of each
     kernel serves both forms, and the build tests build what runs. The buffer is made at the
-    first call without a bias per device and dtype (eager: a call's first one builds its
-    kernels, never inside a CUDA-graph capture), ZERO_BIAS_MIN wide, and grows for wider N."""
+    first call without a bias per device and dtype, ZERO_BIAS_MIN wide, and grows for wider
+    N; never inside a CUDA-graph capture (it would live in the graph's pool): refused there."""
     key = (like.device, like.dtype)
     zeros = _ZERO_BIAS.get(key)
     if zeros is None or zeros.numel() < n:
+        if like.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise InputError(f"matmul: the first call without a bias on {like.device} in "
+                             f"{lib.dtype_name(like)} (N = {n}) is inside a CUDA-graph "
+                             f"capture; it makes the zero bias the kernels read",
+                             hint="make one eager call without a bias before capturing")
         zeros = torch.zeros(max(n, ZERO_BIAS_MIN), dtype=like.dtype, device=like.device)
         _ZERO_BIAS[key] = zeros
     return zeros[:n]
