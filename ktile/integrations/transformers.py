@@ -26,6 +26,7 @@ is checked first; on any mismatch nothing changes and one warning names what mov
 """
 from __future__ import annotations
 
+import sys
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class _Patch:
     forwards: list = field(default_factory=list)      # modules given an instance forward
     merged: list = field(default_factory=list)        # MLPs holding _ktile_gate_up
     attention: str | None = None                      # the implementation to restore
+    routed_module: str | None = None                  # the attention code's routed globals
 
 
 def counters() -> dict[str, dict[str, int]]:
@@ -101,6 +103,8 @@ def unpatch(model):
         return model
     for module in reversed(record.forwards):
         del module.forward
+    if record.routed_module is not None:
+        sys.modules.pop(record.routed_module, None)
     for mlp in record.merged:
         del mlp._ktile_gate_up
     if record.attention is not None:
@@ -251,9 +255,11 @@ _FORWARDS = {"RMSNorm": fw.rms_norm_forward, "DecoderLayer": fw.decoder_layer_fo
 def _apply(model, modeling, family, record: _Patch) -> None:
     prefix = FAMILIES[family]
     forwards = dict(_FORWARDS)
-    forwards["Attention"] = fw.make_attention_forward(
-        getattr(modeling, f"{prefix}Attention").forward, "rotary_embedding" in record.ops,
-        "kv_cache_write" in record.ops)
+    if {"rotary_embedding", "kv_cache_write"} & set(record.ops):
+        forwards["Attention"] = fw.make_attention_forward(
+            getattr(modeling, f"{prefix}Attention").forward, "rotary_embedding" in record.ops,
+            "kv_cache_write" in record.ops)
+        record.routed_module = forwards["Attention"].routed_module
     for _, module in list(_targets(model, family, set(record.ops))):
         kind = type(module).__name__.removeprefix(prefix)
         forward = fw.linear_forward if isinstance(module, torch.nn.Linear) else forwards[kind]

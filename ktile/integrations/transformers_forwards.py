@@ -9,6 +9,10 @@ graph) and only the opaque ktile ops remain in the graph.
 """
 from __future__ import annotations
 
+import itertools
+import sys
+import types
+
 import torch
 import torch.nn.functional as F
 
@@ -181,12 +185,24 @@ class RoutedCache:
         return self.cache.update(key_states, value_states, layer_idx, *args, **kwargs)
 
 
+_ROUTED = itertools.count()
+
+
+def routed_module(names: dict) -> types.ModuleType:
+    """A copy of a module's globals as a module of its own, in sys.modules: torch.compile finds
+    an inlined function's globals by their `__name__`, so the routed copy needs its own name
+    (the caller removes it from sys.modules on unpatch)."""
+    module = types.ModuleType(f"{__name__}._routed_{next(_ROUTED)}")
+    module.__dict__.update({k: v for k, v in names.items() if k not in ("__name__", "__spec__")})
+    sys.modules[module.__name__] = module
+    return module
+
+
 def make_attention_forward(stock, rope: bool, kv: bool):
     """The attention module's own forward (`stock`: its code object, unchanged) run with this
     model's hooks: `apply_rotary_pos_emb` routed in a copy of its module's globals (so other
     models of the family stay stock) and `past_key_values` seen through `RoutedCache`."""
-    import types
-    names = dict(stock.__globals__)
+    names = routed_module(stock.__globals__).__dict__
     if rope:
         names["apply_rotary_pos_emb"] = make_rope(names["apply_rotary_pos_emb"])
     routed = types.FunctionType(stock.__code__, names, stock.__name__, stock.__defaults__,
@@ -199,6 +215,7 @@ def make_attention_forward(stock, rope: bool, kv: bool):
             past_key_values = RoutedCache(past_key_values)
         return routed(self, hidden_states, position_embeddings, attention_mask,
                       past_key_values, **kwargs)
+    forward.routed_module = routed.__globals__["__name__"]
     return forward
 
 
