@@ -31,6 +31,15 @@ __device__ __forceinline__ bool flat_units_fit(const gl<T>& g, const T* origin, 
   return bits % flat_unit<T>::align == 0;
 }
 
+// `at` hidden from the optimiser: the element-by-element path's 8 · C / 16 addresses per lane,
+// invariant in a loop over tiles of one row, would otherwise be hoisted out of it and held in
+// registers for the whole loop (LLVM's LICM and strength reduction: a 16 × 64 fp32 load and
+// store in a loop over a row's tiles took 254 registers, 80 with this).
+__device__ __forceinline__ elem_coord opaque(elem_coord at) {
+  asm volatile("" : "+l"(at.b), "+l"(at.d), "+l"(at.r), "+l"(at.c));
+  return at;
+}
+
 }  // namespace detail
 
 template <class T, int R, int C, class F, class U, class At>
@@ -58,6 +67,7 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
     }
     return;
   }
+  const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
 #pragma unroll
   for (int j = 0; j < C / 16; ++j) {
     const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
@@ -65,10 +75,10 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
     for (int i = 0; i < R / 16; ++i)
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const index_t row = at.r + 16 * i + ur, col = at.c + uc + e;
+        const index_t row = cut.r + 16 * i + ur, col = cut.c + uc + e;
         const bool inside = plane && g.has_element(row, col);
         detail::elem(dst.tiles[i][j][e >> 1], e & 1) =
-            inside ? detail::load_global(g.at(at.b, at.d, row, col)) : fill;
+            inside ? detail::load_global(g.at(cut.b, cut.d, row, col)) : fill;
       }
   }
 }
@@ -93,6 +103,7 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>
     }
     return;
   }
+  const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
 #pragma unroll
   for (int j = 0; j < C / 16; ++j) {
     const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
@@ -100,8 +111,8 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>
     for (int i = 0; i < R / 16; ++i)
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const index_t row = at.r + 16 * i + ur, col = at.c + uc + e;
-        if (g.has_element(row, col)) detail::store_global(g.at(at.b, at.d, row, col), detail::elem(src.tiles[i][j][e >> 1], e & 1));
+        const index_t row = cut.r + 16 * i + ur, col = cut.c + uc + e;
+        if (g.has_element(row, col)) detail::store_global(g.at(cut.b, cut.d, row, col), detail::elem(src.tiles[i][j][e >> 1], e & 1));
       }
   }
 }
