@@ -32,6 +32,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   quiet_pip install -q -e ".[test]"
   quiet_pip install -q "torch==2.13.0" || \
     echo "setup: torch could not be installed; examples that need bf16 tensors will be skipped"
+  # the transformers integration's tests (a tiny Qwen3 built in the test): 5.17.0 as on the
+  # H200; pure Python with its hub/tokenizer deps, about 180 MB and a minute, once
+  quiet_pip install -q "transformers==5.17.0" || \
+    echo "setup: transformers could not be installed; its integration's tests will be skipped"
   echo "$want" > "$stamp"
 fi
 
