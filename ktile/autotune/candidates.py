@@ -22,6 +22,7 @@ class Candidate:
     route: object                          # a Route bound to the bucket
     refused: str | None = None
     builds: list = field(default_factory=list)
+    build_dtypes: list = field(default_factory=list)     # the dtype of each build, in order
 
     @property
     def label(self) -> str:
@@ -37,7 +38,7 @@ def gate_candidates(op, routes: list, target: str, *, workers: int | None = None
     from .. import targets
     facts = targets.get(target)
     candidates = [Candidate(route) for route in routes]
-    jobs = []                                    # (candidate, trace)
+    jobs = []                                    # (candidate, trace, dtype)
     for cand in candidates:
         cand.refused = refusal(op, cand.route, target)
         if cand.refused is not None:
@@ -47,20 +48,21 @@ def gate_candidates(op, routes: list, target: str, *, workers: int | None = None
                 for trace in call_traces(op.kernel(cand.route, dtype), target,
                                          cand.route.constants):
                     trace.source()               # translated here, not in the workers
-                    jobs.append((cand, trace))
+                    jobs.append((cand, trace, dtype))
         except KtileError as err:
             cand.refused = _first_line(err)
     if progress is not None:
         progress.add(len(jobs))
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        results = list(pool.map(_build, [trace for _, trace in jobs]))
-    for (cand, _), (build, error) in zip(jobs, results):
+        results = list(pool.map(_build, [trace for _, trace, _ in jobs]))
+    for (cand, _, dtype), (build, error) in zip(jobs, results):
         if progress is not None:
             progress.step(cand.label)
         if cand.refused is not None:
             continue
         cand.refused = error or gate(build, facts)
         cand.builds.append(build)
+        cand.build_dtypes.append(dtype)
     return candidates
 
 

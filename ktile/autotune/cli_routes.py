@@ -3,9 +3,10 @@
     ktile routes                        # every op, every target
     ktile routes rms_norm --target sm_90a --json
 
-For each op and target: the built-in routes (the op's config.py), and the measured table the
-package ships (ktile/ops/routes/<target>/<op>.json) with its metadata and, per bucket, the
-route and whether the op loads it (why not, when not). Exit status 0, 1 when a shipped table
+For each op and target: the built-in routes (the op's config.py), and the table the package
+ships (ktile/ops/routes/<target>/<op>.json): measured (timed on the target's GPU) or not (the
+AMD targets' tables, chosen by the static quality report: `ktile tune --static`), with its
+metadata and, per bucket, the route and whether the op loads it (why not, when not). Exit status 0, 1 when a shipped table
 cannot be read or names a route the op ignores, 2 unusable input (an unknown op or target).
 With --json the last line of stdout is one JSON object.
 """
@@ -78,7 +79,9 @@ def _shipped(op, target: str) -> dict | None:
         route, why = route_of(op, target, bucket)
         buckets.append({**bucket, "loaded": route is not None, "ignored_because": why})
     return {"path": str(path), "ok": all(b["loaded"] for b in buckets),
-            "measured": table.get("measured"), "dtype": table.get("dtype"),
+            "measured": table.get("measured") is True,
+            "method": table.get("method", "timed" if table.get("measured") else None),
+            "rule": table.get("rule"), "dtype": table.get("dtype"),
             "metadata": table.get("metadata", {}), "check": table.get("check"),
             "buckets": buckets}
 
@@ -96,8 +99,12 @@ def _text(entry: dict) -> str:
         lines.append(f"  shipped   {shipped['path']}: unreadable: {shipped['error']}")
         return "\n".join(lines)
     meta = shipped["metadata"]
-    lines.append(f"  shipped   {shipped['path']} (measured on {meta.get('device')}, "
-                 f"{meta.get('utc')}, by `{meta.get('command')}`)")
+    if shipped["measured"]:
+        how = f"measured on {meta.get('device')}"
+    else:
+        how = f"NOT measured: chosen by the {shipped['method'] or 'an unknown method'}"
+    lines.append(f"  shipped   {shipped['path']} ({how}, {meta.get('utc')}, by "
+                 f"`{meta.get('command')}`)")
     for b in shipped["buckets"]:
         state = "" if b["loaded"] else f"  IGNORED: {b['ignored_because']}"
         lines.append(f"    rows {b['rows'][0]}-{b['rows'][1]}, cols {b['cols'][0]}-"

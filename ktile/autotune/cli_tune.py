@@ -1,8 +1,9 @@
 """`ktile tune OP --target T [--shapes RxC,...] [--dtype D] [--rounds N] [--out PATH]
-[--dry-run] [--json] [--progress]`: tune one op, write its routing table.
+[--static] [--dry-run] [--json] [--progress]`: tune one op, write its routing table.
 
     ktile tune rms_norm --target sm_90a --shapes 1x1024,512x1024,1x4096,512x4096
     ktile tune rms_norm --target sm_90a --dry-run          # build + gate only, no GPU needed
+    ktile tune rms_norm --target gfx950 --static           # AMD: by the static quality report
 
 Without --out the table goes into the package: ktile/ops/routes/<target>/<op>.json. A dry run
 writes nothing. Exit status 0 done, 1 failed (every candidate of a bucket refused, no GPU to
@@ -35,17 +36,26 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                      "replacing the default only when faster beyond the noise (docs/tuning.md).")
     parser.add_argument("op", help="the op's name (rms_norm, softmax, ...)")
     parser.add_argument("--target", required=True, help="the target (sm_90a, gfx950, ...)")
-    parser.add_argument("--shapes", default=DEFAULT_SHAPES,
-                        help=f"rows x cols problems, comma-separated (default {DEFAULT_SHAPES})")
+    parser.add_argument("--shapes", default=None,
+                        help=f"rows x cols problems, comma-separated (default {DEFAULT_SHAPES}; "
+                             f"with --static, 1, 512 and 16384 rows at 1024-16384 columns)")
     parser.add_argument("--dtype", default="bf16", help="the dtype timed (default bf16); "
                         "candidates are gated for every dtype of the op")
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
     parser.add_argument("--out", help="where to write the table (default: into the package)")
+    parser.add_argument("--static", action="store_true", help="AMD targets: choose by the "
+                        "static quality report (occupancy, hot-loop mix), not by timing; the "
+                        "table is marked not measured")
     parser.add_argument("--dry-run", action="store_true", help="build and gate only")
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     parser.add_argument("--progress", action="store_true", help="a progress bar on stderr "
                         "even when it is not a terminal")
     return parser
+
+
+def _static_shapes() -> str:
+    from .static import SHAPES
+    return SHAPES
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -63,7 +73,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "ktile tune", *, timer=N
     """`timer`: a synthetic timer (tests); None times on the GPU."""
     try:
         args = build_parser(prog).parse_args(argv)
-        shapes = parse_shapes(args.shapes)
+        shapes = parse_shapes(args.shapes or (_static_shapes() if args.static
+                                              else DEFAULT_SHAPES))
     except _Usage as usage:
         return _fail(prog, str(usage), 2, json_out="--json" in (argv or []))
     except InputError as err:
@@ -74,7 +85,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "ktile tune", *, timer=N
     progress = Progress(0, enabled=True if args.progress else None)
     try:
         result = tune(args.op, args.target, shapes, dtype=args.dtype, rounds=args.rounds,
-                      timer=timer, dry_run=args.dry_run, progress=progress,
+                      timer=timer, dry_run=args.dry_run, progress=progress, static=args.static,
                       command=" ".join([prog, *(argv or [])]))
     except TuneError as err:
         return _fail(prog, str(err), 1, json_out=args.json)

@@ -52,22 +52,37 @@ def report_json(result, written: str | None) -> dict:
             "winner": b.winner.label if b.winner else None,
             "replaced": b.replaced, "p_value": b.p_value,
             "candidates": [{"route": c.label, "refused": c.refused,
-                            "median_us": _round(b.median_us(c))} for c in b.candidates]})
+                            "median_us": _round(b.median_us(c)),
+                            "quality": _quality_json(b, c)} for c in b.candidates]})
     check = result.table["check"] if result.table else None
     return {"op": result.op, "target": result.target, "dtype": result.dtype,
             "dry_run": result.dry_run, "ok": result.ok, "buckets": buckets, "check": check,
-            "written": written}
+            "measured": not result.static, "written": written}
+
+
+def _quality_json(bucket, cand) -> dict | None:
+    quality = bucket.qualities.get(cand)
+    return None if quality is None else quality.to_json()
+
+
+def _quality_text(quality) -> str:
+    where = "hot loop" if quality.hot_loop else "kernel"
+    return (f"{quality.waves} waves, {quality.vgprs} VGPRs, "
+            f"{quality.instructions_per_element:.2f} instr/elem, "
+            f"{quality.waits_per_element:.2f} waits/elem ({where})")
 
 
 def report_text(result, written: str | None) -> str:
-    lines = [f"{result.op} on {result.target} ({result.dtype})"
-             f"{': dry run, build and gate only' if result.dry_run else ''}"]
+    mode = (": dry run, build and gate only" if result.dry_run else
+            ": chosen by the static quality report, not measured" if result.static else "")
+    lines = [f"{result.op} on {result.target} ({result.dtype}){mode}"]
     for b in result.buckets:
         lines.append(f"  rows {b.rows[0]}-{b.rows[1]}, cols {b.cols[0]}-{b.cols[1]}:")
         for c in b.candidates:
-            median = b.median_us(c)
+            median, quality = b.median_us(c), b.qualities.get(c)
             state = (f"refused: {c.refused}" if c.refused else
-                     f"{median:.2f} us" if median is not None else "gated ok")
+                     f"{median:.2f} us" if median is not None else
+                     _quality_text(quality) if quality is not None else "gated ok")
             mark = "*" if b.winner is c else " "
             role = "default" if c is b.default else ""
             lines.append(f"   {mark} {c.label:<40} {role:<7} {state}")
@@ -75,10 +90,14 @@ def report_text(result, written: str | None) -> str:
             verdict = "replaces the default" if b.replaced else "the default stays"
             p = "" if b.p_value is None else f" (p = {b.p_value:.2g})"
             lines.append(f"    -> {b.winner.label} {verdict}{p}")
-    if result.table:
-        lines.append("check: a tuned op is never slower than the default it replaced: "
-                     f"{'yes' if result.table['check']['never_slower'] else 'NO (reverted)'}")
-        lines += [f"  {line}" for line in result.table["check"]["lines"]]
+    if check := (result.table or {}).get("check"):
+        if result.static:
+            lines.append("check: each replacing route matches the reference under emulation: "
+                         f"{'yes' if check['emulated'] else 'NO (reverted)'}")
+        else:
+            lines.append("check: a tuned op is never slower than the default it replaced: "
+                         f"{'yes' if check['never_slower'] else 'NO (reverted)'}")
+        lines += [f"  {line}" for line in check["lines"]]
     if written:
         lines.append(f"wrote {written}")
     return "\n".join(lines)

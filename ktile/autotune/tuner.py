@@ -41,6 +41,7 @@ class Bucket:
     p_value: float | None = None
     replaced: bool = False
     check: str = ""
+    qualities: dict = field(default_factory=dict)      # Candidate -> static.Quality (static)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -63,6 +64,7 @@ class TuneResult:
     buckets: list[Bucket]
     dry_run: bool
     table: dict | None = None
+    static: bool = False
 
     @property
     def ok(self) -> bool:
@@ -83,21 +85,32 @@ def buckets_of(shapes: list[tuple[int, int]]) -> list[Bucket]:
 def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str = "bf16",
          rounds: int = 30, timer=None, dry_run: bool = False, alpha: float = 0.01,
          min_effect: float = 0.02, workers: int | None = None, progress=None,
-         command: str | None = None) -> TuneResult:
+         command: str | None = None, static: bool = False, check=None) -> TuneResult:
     """Tune `op_name` on `target` at `shapes`; the result's `table` is what `ktile tune`
-    writes."""
+    writes. `static`: choose by the AMD static quality report instead of timing
+    (`static.py`; `check` replaces its emulated check of a replacing winner, for tests)."""
     op, function = _op_and_call(op_name)
     _check(target, shapes, dtype, rounds, op)
+    if static:
+        _check_static(target)
+        from . import static as by_report
     space, buckets = space_of(op_name), buckets_of(shapes)
     for bucket in buckets:
         routes = space.candidates(op, target, *bucket.shape)
+        if static and not by_report.ranked(bucket):
+            routes = routes[:1]                  # the default stays: only it is gated
         bound = [replace(r, min_rows=bucket.rows[0], max_rows=bucket.rows[1],
                          min_cols=bucket.cols[0], max_cols=bucket.cols[1], targets=(target,))
                  for r in routes]
         bucket.candidates = gate_candidates(op, bound, target, workers=workers,
                                             progress=progress)
-    result = TuneResult(op_name, target, dtype, buckets, dry_run)
+    result = TuneResult(op_name, target, dtype, buckets, dry_run, static=static)
     if dry_run or not result.ok:
+        return result
+    if static:
+        for bucket in buckets:
+            by_report.decide(op, bucket, dtype, target, check=check)
+        result.table = by_report.table_of(result, command)
         return result
     timer = timer or _gpu_timer(target)
     for bucket in buckets:
@@ -228,6 +241,16 @@ def _op_and_call(op_name: str):
         raise InputError(f"op {op_name!r} has no warm-up call to time it with",
                          hint=f"tune one of: {', '.join(sorted({c.op for c in CALLS.values()}))}")
     return ops[op_name], calls[0]
+
+
+def _check_static(target: str) -> None:
+    from .. import targets
+    from ..ops._library import TARGETS
+    if target in TARGETS and targets.get(target).vendor != "amd":
+        raise InputError(f"--static chooses by the AMD static quality report; {target} builds "
+                         f"have none (ptxas reports no instruction mix)",
+                         hint=f"time {target} on its GPU (leave out --static), or pass an AMD "
+                              f"target (gfx950, gfx942, gfx1100, gfx1201)")
 
 
 def _check(target: str, shapes, dtype: str, rounds: int, op) -> None:
