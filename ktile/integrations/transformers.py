@@ -10,16 +10,19 @@ Llama models (transformers 5.17; docs/integrations.md).
 What is hooked, per op (`ops=` picks a subset; `KTILE_TRANSFORMERS_<OP>=0` turns one off,
 `KTILE_TRANSFORMERS=0` all of them):
 
-| op | hook | scope |
-|---|---|---|
-| rms_norm | each RMSNorm module's forward | this model |
-| fused_add_rms_norm | each decoder layer's forward: the residual add + post-attention norm | this model |
-| silu_and_mul | each MLP's forward: gate_proj and up_proj become views of one [gate; up] weight, one GEMM, then silu_and_mul | this model |
-| linear | each nn.Linear's forward in the decoder layers, and lm_head | this model |
-| rotary_embedding | each attention module's forward: its own code, run with `apply_rotary_pos_emb` routed | this model |
-| kv_cache_write | each attention module's forward: `past_key_values.update` on a StaticCache layer routed | this model |
-| attention | `AttentionInterface` "ktile" (SDPA: ktile has no attention kernel yet) | this model |
+- rms_norm: each RMSNorm module's forward.
+- fused_add_rms_norm: each decoder layer's forward (the residual add and the post-attention norm
+  as one op).
+- silu_and_mul: each MLP's forward; gate_proj and up_proj become views of one [gate; up] weight:
+  one GEMM, then silu_and_mul, then down_proj.
+- linear: each nn.Linear's forward in the decoder layers, and lm_head.
+- rotary_embedding, kv_cache_write: each attention module's forward, its own code run with
+  `apply_rotary_pos_emb` routed and `past_key_values.update` on a StaticCache layer routed.
+- attention: the AttentionInterface implementation "ktile" (ktile has no attention kernel yet:
+  SDPA).
 
+Every hook is on this model's own modules (and "ktile" is registered as an attention
+implementation name): other models, patched or not, are untouched.
 Each hooked op then routes per call through `ROUTES` (transformers_forwards.py): "ktile" or
 "stock". The engine contract: every hooked symbol's signature and every module the patch touches
 is checked first; on any mismatch nothing changes and one warning names what moved.
@@ -68,7 +71,7 @@ def counters() -> dict[str, dict[str, int]]:
 def status(model) -> dict[str, object] | None:
     """op -> its route (ROUTES' entry) for each op patched into `model`; None when stock."""
     record = getattr(model, "_ktile_patch", None)
-    return None if record is None else {op: ROUTES[op] for op in record.ops}
+    return None if record is None else {op: fw.ROUTES.get(op, "stock") for op in record.ops}
 
 
 def patch(model, *, ops=None):
@@ -124,7 +127,7 @@ def _selected(ops) -> tuple[str, ...]:
             raise InputError(f"patch: 'ops' names {unknown}, which this integration does not "
                              f"route", hint=f"choose among {list(OPS)}, or pass ops=None for all")
     for op in chosen:
-        route = ROUTES.get(op)
+        route = fw.ROUTES.get(op)
         if not callable(route) and route not in CHOICES:
             raise InputError(f"patch: ROUTES[{op!r}] is {route!r}",
                              hint=f"set it to one of {CHOICES} or a function of the op's input")

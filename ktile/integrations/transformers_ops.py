@@ -4,15 +4,18 @@ or captured into a CUDA graph: `_core.record`), refuses a capture its graph cont
 (`_core.check_graph`) and calls `ktile.ops`. Being opaque ops, they run (and count) on every
 call of a `torch.compile`d graph, where Python around them runs only while tracing.
 
-| op | transformers' layout | ktile op |
-|---|---|---|
-| `rms_norm(x, weight, eps)` | any rows | `ktile.ops.rms_norm` |
-| `fused_add_rms_norm(x, residual, weight, eps)` → `(out, x + residual)` | hidden rows | `ktile.ops.fused_add_rms_norm` |
-| `silu_and_mul(x)` | `[..., 2I]` → `[..., I]` | `ktile.ops.silu_and_mul` |
-| `linear(x, weight, bias)` | `F.linear` | `ktile.ops.linear` |
-| `rope(q, k, cos, sin)` | q, k `[B, H, S, D]`, cos, sin `[B or 1, S, D]` (rotate-half) | `ktile.ops.rotary_embedding` (NeoX) on copies of q and k |
-| `kv_write(keys!, values!, k, v, start)` | StaticCache `[B, H, T, D]`, k, v `[B, H, S, D]` at `start` | `ktile.ops.kv_cache_write`, the cache viewed as B·H blocks of T one-head rows |
-| `attention(q, k, v, mask, scale, is_causal)` | q `[B, Hq, S, D]`, k, v `[B, Hkv, T, D]` → `[B, S, Hq, D]` | none yet: `F.scaled_dot_product_attention` (where ktile's kernel will go) |
+- `rms_norm(x, weight, eps)`: `ktile.ops.rms_norm`.
+- `fused_add_rms_norm(x, residual, weight, eps)` -> `(out, x + residual)`:
+  `ktile.ops.fused_add_rms_norm`.
+- `silu_and_mul(x)`: `[..., 2I]` -> `[..., I]`, `ktile.ops.silu_and_mul`.
+- `linear(x, weight, bias)`: F.linear's semantics, `ktile.ops.linear`.
+- `rope(q, k, cos, sin)`: q, k `[B, H, S, D]`, cos, sin `[B or 1, S, D]` (rotate-half):
+  `ktile.ops.rotary_embedding` (NeoX) on token-major copies of q and k.
+- `kv_write(keys!, values!, k, v, start)`: the StaticCache `[B, H, T, D]` written at `start`
+  from k, v `[B, H, S, D]`: `ktile.ops.kv_cache_write`, the cache viewed as B·H blocks of T
+  one-head rows.
+- `attention(q, k, v, mask, scale, is_causal)`: q `[B, Hq, S, D]`, k, v `[B, Hkv, T, D]` ->
+  `[B, S, Hq, D]`; no ktile kernel yet: F.scaled_dot_product_attention (where one will go).
 
 Every op is declared `graph="safe"`: no host synchronisation, fixed shapes, allocations from
 torch's allocator (the graph's private pool during a capture).
