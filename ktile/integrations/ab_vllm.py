@@ -1,0 +1,190 @@
+"""`scripts/engine-ab vllm [--json]`: vLLM stock vs vLLM with ktile's routes, greedy tokens on a
+tiny random Qwen3 built here (vllm_models.py), in eager and compiled (torch.compile) modes.
+
+One process per mode (`--child eager|compiled`) builds its arms' engines one after the other
+(importing vLLM costs more than an engine): "ktile" first (vLLM loads the plugin, which
+installs), "stock" (the patches undone), "broken" (a hooked signature changed, then installed
+again: the integration must stay off, the engine stock, and warn). vLLM's engine core runs in
+that process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so the counters are read in place; the compile
+cache is off (its key does not see the patches). The parent compares the arms' tokens and prints a table, or with `--json` one
+JSON object last: tokens_identical, counters (ktile arms, per mode), timings, contract.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+PROMPTS = ["Hello world, this is", "The quick brown fox", "Kernels written as tiles"]
+MODES = ("eager", "compiled")
+
+
+ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1",
+       "VLLM_DISABLE_COMPILE_CACHE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+       "VLLM_LOGGING_LEVEL": "WARNING"}
+ARMS = ("ktile", "stock", "broken")     # ktile first: vLLM loads the plugin, which installs
+
+
+def _break_contract():
+    """Give a hooked method another signature, as a vLLM release that moved it would; returns
+    the undo."""
+    from vllm.model_executor.layers.linear import UnquantizedLinearMethod as Method
+    stock = Method.__dict__["apply"]
+
+    def apply(self, layer, inputs, bias=None):          # `x` renamed
+        return stock(self, layer, inputs, bias)
+    Method.apply = apply
+    return lambda: setattr(Method, "apply", stock)
+
+
+def _prepare(arm: str):
+    """Patch state for `arm` before its engine is built; returns (undo, warnings caught)."""
+    from ktile.integrations import vllm as integration
+    os.environ["KTILE_VLLM"] = "0" if arm == "stock" else "1"
+    if arm == "ktile":
+        integration.install()        # a no-op where the plugin already installed
+        return (lambda: None), []
+    integration.uninstall()
+    if arm == "stock":
+        return (lambda: None), []
+    undo = _break_contract()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        integration.install()
+    return undo, [str(w.message) for w in caught if "ktile" in str(w.message)]
+
+
+def run_arm(llm_class, params, arm: str, mode: str, model: str) -> dict:
+    """One engine: build, generate greedily; tokens, counters, timings."""
+    import gc
+    from ktile.integrations import vllm as integration
+    started = time.perf_counter()
+    undo, caught = _prepare(arm)
+    llm = llm_class(model=model, dtype="bfloat16", max_model_len=128, max_num_seqs=4, seed=0,
+                    enforce_eager=(mode == "eager"), max_num_batched_tokens=128)
+    ready = time.perf_counter()
+    integration.reset_counters()                 # the profile and warm-up runs' calls
+    outs = llm.generate(PROMPTS, params)
+    done = time.perf_counter()
+    result = {"arm": arm, "mode": mode, "installed": integration._INSTALLED is not None,
+              "tokens": [list(o.outputs[0].token_ids) for o in outs],
+              "logprobs": [[max(step.values(), key=lambda l: l.logprob).logprob
+                            for step in o.outputs[0].logprobs] for o in outs],
+              "counters": integration.counters(), "warnings": caught,
+              "init_s": round(ready - started, 2), "generate_s": round(done - ready, 2)}
+    undo()
+    del llm
+    gc.collect()
+    return result
+
+
+def run_mode(mode: str, model: str, tokens: int, arms) -> list[dict]:
+    """Every arm of one mode in this process, one engine after the other (vLLM's import
+    costs more than an engine)."""
+    os.environ.update(ENV)
+    os.environ["KTILE_VLLM"] = "1"
+    from vllm import LLM, SamplingParams
+    params = SamplingParams(temperature=0.0, max_tokens=tokens, logprobs=1)
+    return [run_arm(LLM, params, arm, mode, model) for arm in arms]
+
+
+def _spawn(mode: str, model: str, tokens: int, arms) -> list[dict]:
+    cmd = [sys.executable, "-m", "ktile.integrations.ab_vllm", "--child", mode,
+           "--arms", ",".join(arms), "--model", model, "--tokens", str(tokens)]
+    # run outside the checkout: its ktile.egg-info (the main venv's) would hide the engine
+    # venv's ktile metadata, and with it the plugin's entry point
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("[")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"engine-ab vllm: the {mode} engines failed "
+                           f"(exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(lines[-1])
+
+
+def _max_diff(a: list, b: list) -> float:
+    return max((abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)), default=0.0)
+
+
+def compare(model: str, tokens: int, modes=MODES, contract: bool = True) -> dict:
+    """Every arm, one engine at a time (one process per mode); the verdict."""
+    arms = {}
+    for mode in modes:
+        wanted = [a for a in ARMS if a != "broken" or (contract and mode == modes[0])]
+        for result in _spawn(mode, model, tokens, wanted):
+            arms[f"{result['arm']}/{mode}"] = result
+    same = {mode: arms[f"stock/{mode}"]["tokens"] == arms[f"ktile/{mode}"]["tokens"]
+            for mode in modes}
+    result = {"engine": "vllm", "model": model, "prompts": len(PROMPTS), "max_tokens": tokens,
+              "tokens_identical": all(same.values()), "tokens_identical_by_mode": same,
+              "max_logprob_diff": {mode: _max_diff(arms[f"stock/{mode}"]["logprobs"],
+                                                   arms[f"ktile/{mode}"]["logprobs"])
+                                   for mode in modes},
+              "installed": {mode: arms[f"ktile/{mode}"]["installed"] for mode in modes},
+              "counters": {mode: arms[f"ktile/{mode}"]["counters"] for mode in modes},
+              "stock_counters": {mode: arms[f"stock/{mode}"]["counters"] for mode in modes},
+              "timings": {name: {"init_s": a["init_s"], "generate_s": a["generate_s"]}
+                          for name, a in arms.items()}}
+    if contract:
+        broken, stock = arms[f"broken/{modes[0]}"], arms[f"stock/{modes[0]}"]
+        result["contract"] = {
+            "installed": broken["installed"], "warnings": broken["warnings"],
+            "counters": broken["counters"], "tokens_identical": broken["tokens"] == stock["tokens"]}
+    return result
+
+
+def routed_everywhere(result: dict) -> bool:
+    """Every route was called in every mode (its kernel, reference or the engine's path)."""
+    from .vllm import ROUTES
+    return all(route in counters and sum(counters[route].values()) > 0
+               for counters in result["counters"].values() for route in ROUTES)
+
+
+def table(result: dict) -> str:
+    rows = [f"vLLM A/B on {result['model']}: tokens identical: {result['tokens_identical']} "
+            f"{result['tokens_identical_by_mode']}",
+            f"{'mode':<9} {'route':<20} {'eager':>6} {'captured':>8} {'reference':>9} "
+            f"{'fallback':>8}"]
+    for mode, counters in result["counters"].items():
+        for route, c in sorted(counters.items()):
+            rows.append(f"{mode:<9} {route:<20} {c['eager']:>6} {c['captured']:>8} "
+                        f"{c['reference']:>9} {c['fallback']:>8}")
+    for name, t in result["timings"].items():
+        rows.append(f"{name:<16} init {t['init_s']:>6.1f} s  generate {t['generate_s']:>6.1f} s")
+    if "contract" in result:
+        rows.append(f"contract (a hooked signature changed): installed="
+                    f"{result['contract']['installed']}, warned="
+                    f"{bool(result['contract']['warnings'])}")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="engine-ab vllm", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object, last line")
+    parser.add_argument("--model", help="a checkpoint folder (default: the tiny Qwen3)")
+    parser.add_argument("--tokens", type=int, default=6, help="greedy tokens per prompt")
+    parser.add_argument("--modes", default=",".join(MODES), help="eager,compiled")
+    parser.add_argument("--no-contract", action="store_true", help="skip the broken arm")
+    parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
+    parser.add_argument("--arms", default=",".join(ARMS), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:                                   # a child: one mode's engines
+        print(json.dumps(run_mode(args.child, args.model, args.tokens, args.arms.split(","))))
+        return 0
+    from .vllm_models import tiny_model
+    model = args.model or str(tiny_model("qwen3"))
+    result = compare(model, args.tokens, tuple(args.modes.split(",")), not args.no_contract)
+    print(json.dumps(result) if args.json else table(result))
+    contract = result.get("contract", {"installed": False, "warnings": ["skipped"]})
+    ok = (result["tokens_identical"] and all(result["installed"].values())
+          and routed_everywhere(result) and not contract["installed"]
+          and bool(contract["warnings"]))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
