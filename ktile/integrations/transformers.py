@@ -283,8 +283,9 @@ def _apply(model, modeling, family, record: _Patch) -> None:
 @torch.no_grad()
 def _merge_gate_up(mlp) -> None:
     """gate_proj and up_proj's weights become views of one [gate; up] weight (no extra memory
-    once the old tensors are freed)."""
+    once the old tensors are freed), a non-persistent buffer: outside the state dict, and a
+    static input of a CUDA graph (as parameters are) rather than one copied in per replay."""
     gate, up = mlp.gate_proj.weight, mlp.up_proj.weight
     merged = torch.cat([gate, up], dim=0)
     gate.data, up.data = merged[:gate.shape[0]], merged[gate.shape[0]:]
-    mlp._ktile_gate_up = merged
+    mlp.register_buffer("_ktile_gate_up", merged, persistent=False)

@@ -93,6 +93,7 @@ def test_unpatch_restores_stock(base, model, monkeypatch):
     kt.patch(model)
     routed = model._ktile_patch.routed_module
     assert routed in sys.modules and model.config._attn_implementation == kt.ATTENTION
+    assert set(model.state_dict()) == set(base.state_dict())    # the merged gate/up: no key
     kt.unpatch(model)
     assert kt.status(model) is None and own_forwards(model) == []
     assert routed not in sys.modules and model.config._attn_implementation == "sdpa"
