@@ -111,7 +111,7 @@ def test_row_tile_split_at_any_count(monkeypatch, splits):
     """Splits that do not divide the row's tiles: the last block takes fewer (or none)."""
     monkeypatch.setattr(config, "split_count", lambda *args: splits)
     launched = launched_kernels(monkeypatch)
-    x = rand((3, 16 * 190), torch.float32, 11)   # 6 tiles of 32 view columns, the last ragged
+    x = rand((3, 16 * 350), torch.float32, 11)   # 6 tiles of 64 view columns, the last ragged
     with lib.pinned(config.TABLE, route_of("softmax_stats")):
         check(ops.softmax(x), x)
     assert launched == ["softmax_stats", "softmax_write"]
@@ -135,17 +135,19 @@ def test_row_tile_paths_agree_with_held(kernel):
 
 @pytest.mark.parametrize("kernel", ["softmax_held", "softmax_stats", "softmax_loop"])
 def test_masked_logits(kernel):
-    """-inf stretches (whole 1/16 segments and whole tiles of a row) give 0 there; a row that
-    is -inf everywhere gives NaN, as torch does."""
-    x = rand((3, 16 * 64), torch.float32, 13)
-    x[0, :700] = float("-inf")
+    """-inf stretches (whole 1/16 segments of a row, and whole 16 x 64 tiles of its view: a
+    warp's first tiles, so its running max stays at its start) give 0 there; a row that is
+    -inf everywhere gives NaN, as torch does."""
+    x = rand((4, 16 * 256), torch.float32, 13)
+    x[0, :2800] = float("-inf")
     x[1, 5::3] = float("-inf")
-    x[2] = float("-inf")
+    x[2].view(16, -1)[:, :192] = float("-inf")
+    x[3] = float("-inf")
     with lib.pinned(config.TABLE, route_of(kernel, x.shape[-1])):
         got = ops.softmax(x)
     want = torch.softmax(x, -1)
-    assert torch.isnan(got[2]).all() and torch.isnan(want[2]).all()
-    torch.testing.assert_close(got[:2], want[:2], rtol=0, atol=1e-6)
+    assert torch.isnan(got[3]).all() and torch.isnan(want[3]).all()
+    torch.testing.assert_close(got[:3], want[:3], rtol=0, atol=1e-6)
 
 
 def test_split_count():

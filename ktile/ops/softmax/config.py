@@ -1,18 +1,17 @@
 """Softmax's configuration space, by (rows, cols) of the 2-D view; the first route that fits wins.
 
 Rows of a multiple of 16 columns take the row-as-a-tile kernels (row_tile.py: x viewed as
-[rows * 16, cols // 16], one 16 x C register tile per warp per step; every route has
-`cols_multiple=16`):
+[rows * 16, cols // 16], one flat 16 x C register tile per warp per step; every route has
+`cols_multiple=16`), C = 64 (runs of 64 contiguous values per tile row: 128 bytes in 16-bit
+dtypes, 256 in fp32) unless the row is narrower:
 
 - up to 16384 columns, and up to 32768 for more than 128 rows: `softmax_held`, one block per
-  row held in registers (x read once), with as many warps and tiles as the width needs;
-  16 x 32 tiles (the narrowest route 16 x 16) compile tighter than 16 x 64 ones at the same
-  data per lane (sm_90a: 64 registers for two 16 x 32 fp32 tiles, 80 for one 16 x 64);
+  row held in registers (x read once), 1 to 16 warps of one tile each by width, then 16 warps
+  of two (sm_90a: 128 registers, the most 512 lanes may take: x as fp32 exps, 64 per lane);
 - wider, up to 128 rows (fewer than a GPU of blocks): each row split across blocks,
   `softmax_stats` then `softmax_write` (two launches, no atomics; `split_count` blocks per
   row, passed as the scratch's shape), so a handful of vocabulary rows fills the GPU;
-- wider, more rows: `softmax_loop`, one block per row, x read twice (the second time mostly
-  from L2).
+- wider, more rows: `softmax_loop`, one block per row, x read twice.
 
 Rows of other widths take the 16-row kernels (kernels.py), correct at any width but slower:
 `softmax_rows` up to 4096 columns, their split form for up to 512 rows, `softmax_rows`.
@@ -25,13 +24,14 @@ from .._library import Route, RoutingTable
 TILE = 16                      # cols_multiple of the row-tile routes: 16 view rows per row
 HELD_MAX_COLS = 32768
 SPLIT_MAX_ROWS = 128
-SPLIT = {"C": 32, "WARPS": 4}
+SPLIT = {"C": 64, "WARPS": 4}
+LOOP = {"C": 64, "WARPS": 8}
 MAX_SPLITS = 64
 BLOCKS_PER_SM = 4             # the split routes aim for this many blocks per multiprocessor
 ROWS16_SPLIT = {"BLOCK": 4096, "COLS": 64, "WARPS": 4}
 
 
-def held(max_cols: int, warps: int, tiles: int = 1, c: int = 32) -> Route:
+def held(max_cols: int, warps: int, tiles: int = 1, c: int = 64) -> Route:
     """`softmax_held` for rows up to `max_cols` wide: `warps` warps of `tiles` 16 x c tiles."""
     assert tiles * warps * c * TILE >= max_cols
     return Route("softmax_held", {"C": c, "HELD": tiles, "WARPS": warps}, max_cols=max_cols,
@@ -40,15 +40,15 @@ def held(max_cols: int, warps: int, tiles: int = 1, c: int = 32) -> Route:
 
 ROUTES = [
     held(256, 1, c=16),
-    held(1024, 2),
-    held(2048, 4),
-    held(4096, 8),
-    held(8192, 16),
-    held(16384, 16, tiles=2),
+    held(1024, 1),
+    held(2048, 2),
+    held(4096, 4),
+    held(8192, 8),
+    held(16384, 16),
     Route("softmax_stats", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
     Route("softmax_write", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
-    held(HELD_MAX_COLS, 16, tiles=4),
-    Route("softmax_loop", {"C": 32, "WARPS": 8}, cols_multiple=TILE, sample=(3, 3200)),
+    held(HELD_MAX_COLS, 16, tiles=2),
+    Route("softmax_loop", LOOP, cols_multiple=TILE, sample=(3, 3200)),
     Route("softmax_rows", {"COLS": 64, "WARPS": 4}, max_cols=4096, sample=(21, 300)),
     Route("softmax_partials", ROWS16_SPLIT, max_rows=512, sample=(3, 5000)),
     Route("softmax_normalize", ROWS16_SPLIT, max_rows=512, sample=(3, 5000)),

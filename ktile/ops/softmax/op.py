@@ -43,10 +43,11 @@ def _launch_row_tile(route, dtype, x2, o2) -> None:
         return
     blocks = _multiprocessors(x2.device) * config.BLOCKS_PER_SM
     splits = config.split_count(rows, cols, route.constants["C"], blocks)
-    m = torch.empty((rows, splits * config.TILE), dtype=torch.float32, device=x2.device)
+    m = torch.empty((rows * splits, 1), dtype=torch.float32, device=x2.device)
     s = torch.empty_like(m)
-    lib.run(OP.kernel(route, dtype), xv, m, s, **route.constants)
-    lib.run(OP.kernel(_twin(route), dtype), xv, m, s, ov, **route.constants)
+    lib.run(OP.kernel(route, dtype), xv, m, s, **route.constants)     # [rows * splits, 1]
+    lib.run(OP.kernel(_twin(route), dtype), xv, m.view(rows, splits), s.view(rows, splits), ov,
+            **route.constants)
 
 
 def _launch_rows16(route, dtype, x2, o2) -> None:

@@ -1,26 +1,29 @@
-"""Row softmax kernels that read each row as one register tile ("row as a tile").
+"""Row softmax kernels that read each row as one flat register tile band ("row as a tile").
 
 The op passes x (and o) as a view `x.view(rows * 16, cols // 16)`: row r of x is the 16-row
-tile-row r of the view, so a 16 x C register tile at `tile_coord(0, 0, r, c)` holds 16 runs of C
-contiguous elements of row r. No lane is spent on another row, whatever the row count, and the
-loads are the headers' wide 16-byte accesses wherever the view's rows are 16-byte aligned
-(fp32 rows of a multiple of 64, 16-bit ones of 128; else pairs, same results). The last tile
-of a view row may cross its edge: padding reads -inf (exp gives 0), nothing is written there.
+tile-row r of the view, so a flat 16 x C register tile (`hk.RT(dt, 16, C, "flat")`) at
+`tile_coord(0, 0, r, c)` holds 16 runs of C contiguous elements of row r in memory order: one
+16-byte access per lane per 8 elements, no shuffles (docs/language.md, "The flat layout"), and
+no lane spent on another row at any row count. The last tile of a view row may cross its edge:
+padding reads -inf (exp gives 0), nothing is written there.
 
-The statistics are kept per tile row (one (max, sum) per 1/16 of the row, online: the sum is
-rescaled whenever the max grows) and combined at the end in a fixed order: across warps with
-`hk.group` (warps 0, 1, ... in turn), then the 16 tile rows with a vector reduction. Running
-maxima start at the lowest finite float, not -inf, so a stretch of -inf (masked logits) never
-computes -inf - -inf; a row that is -inf everywhere gives 0 / 0 = NaN, as torch does.
+A row's max and sum are whole-tile reductions (`hk.tile_max`, `hk.tile_sum`: an fp32 scalar per
+warp), combined across warps with `hk.group.max` / `hk.group.sum` (warps 0, 1, ... in turn: the
+same result every run) and across a warp's tiles by a scalar online update (the sum rescaled
+whenever the max grows). Running maxima start at the lowest finite float, not -inf, so a
+stretch of -inf (masked logits) never computes -inf - -inf; a row that is -inf everywhere gives
+0 / 0 = NaN, as torch does.
 
-- `softmax_held`: one block per row, held in registers (HELD tiles of C per warp): x is read
-  once; rows up to HELD x WARPS x C view columns.
+- `softmax_held`: one block per row held in registers (HELD tiles of C per warp, all loaded
+  before the first reduction): x is read once; rows up to HELD x WARPS x C view columns.
 - `softmax_loop`: one block per row of any width: an online pass, then a pass that writes
-  (x read twice; the second read mostly from L2).
-- `softmax_stats` + `softmax_write`: a row split over the grid's x blocks (`splits`, from the
-  scratch's shape): phase 1 writes each block's 16 (max, sum) pairs into float32 scratch of
-  [rows, splits x 16]; phase 2 folds a row's partials in split order (every block of the row
-  gets the same max and sum, bit for bit; no atomics) and writes its share.
+  (x read twice).
+- `softmax_stats` + `softmax_write`: a row split over `splits` blocks. Phase 1 writes each
+  block's (max, sum) into float32 scratch m, s seen as [rows * splits, 1] (element
+  r * splits + split: a 16-vector stored at a one-column row writes its first element only);
+  phase 2 sees the same scratch as [rows, splits], folds a row's partials 16 at a time in split
+  order (every block of the row gets the same max and sum, bit for bit; no atomics) and writes
+  its share.
 """
 import functools
 
@@ -28,6 +31,7 @@ import ktile as hk
 
 ROW = 16                       # view rows per row of x: one register tile's height
 LOWEST = -3.4028234663852886e38  # the lowest finite float32: a running max's start
+NEG_INF = float("-inf")
 
 
 def _row_views(*names):
@@ -40,44 +44,42 @@ def _row_views(*names):
 
 SAME_SHAPE = [(lambda p: p.o.rows == p.x.rows and p.o.cols == p.x.cols,
                "'o' must have x's shape")]
-SCRATCH = [
-    (lambda p: p.m.rows * ROW == p.x.rows and p.m.cols % ROW == 0 and p.m.cols > 0,
-     "'m' must be float32 scratch of [rows, splits * 16] (rows of x, not of its view)"),
+PARTIALS = [       # phase 1's view of the scratch
+    (lambda p: p.m.cols == 1 and p.m.rows % (p.x.rows // ROW) == 0 and p.m.rows > 0,
+     "'m' must be float32 scratch [rows * splits, 1] (rows of x, not of its view)"),
+    (lambda p: p.s.rows == p.m.rows and p.s.cols == p.m.cols, "'s' must be shaped like 'm'"),
+]
+FOLDED = [         # phase 2's view of the same scratch
+    (lambda p: p.m.rows * ROW == p.x.rows and p.m.cols > 0,
+     "'m' must be float32 scratch [rows, splits] (rows of x, not of its view)"),
     (lambda p: p.s.rows == p.m.rows and p.s.cols == p.m.cols, "'s' must be shaped like 'm'"),
 ]
 
 
 @hk.func
-def _online(xs, row_max, row_sum):
-    """The per-tile-row (max, sum of exp(x - max)) after one more fp32 tile."""
-    new_max = hk.maximum(row_max, hk.row_max(xs))
-    row_sum = row_sum * hk.exp(row_max - new_max) + hk.row_sum(hk.exp(xs - new_max))
-    return new_max, row_sum
+def _tile(x, t, r, c):
+    """Tile c of row r in fp32 (past the view's edge: -inf)."""
+    return x[hk.tile_coord(0, 0, r, c)].load(t, pad=NEG_INF).to(hk.fp32)
 
 
 @hk.func
-def _tile_stats(x, t, r, first, last):
-    """This warp's online per-tile-row (max, sum) over tiles first + warp, ... < last of row r."""
-    row_max = hk.full(hk.RV(hk.fp32, ROW), LOWEST)
-    row_sum = hk.zeros(hk.RV(hk.fp32, ROW))
+def _warp_stats(x, t, r, first, last):
+    """This warp's online (max, sum of exp(x - max)) over tiles first + warp, ... < last."""
+    m = LOWEST
+    s = 0.0
     for c in range(first + hk.arch.warp_id, last, hk.arch.num_warps):
-        xs = x[hk.tile_coord(0, 0, r, c)].load(t, pad=float("-inf")).to(hk.fp32)
-        row_max, row_sum = _online(xs, row_max, row_sum)
-    return row_max, row_sum
+        xs = _tile(x, t, r, c)
+        new = hk.maximum(m, hk.tile_max(xs))
+        s = s * hk.exp(m - new) + hk.tile_sum(hk.exp(xs - new))
+        m = new
+    return m, s
 
 
 @hk.func
-def _block_stats(row_max, row_sum):
-    """The block's per-tile-row (max, sum) from every warp's; every warp gets the same."""
-    block_max = hk.group.max(row_max)
-    return block_max, hk.group.sum(row_sum * hk.exp(row_max - block_max))
-
-
-@hk.func
-def _fold_rows(row_max, row_sum):
-    """The row's (max, sum) from its 16 tile rows' (a fixed-order vector reduction)."""
-    top = row_max.max()
-    return top, (row_sum * hk.exp(row_max - top)).sum()
+def _block_stats(m, s):
+    """The block's (max, sum) from every warp's; every warp gets the same."""
+    top = hk.group.max(m)
+    return top, hk.group.sum(s * hk.exp(m - top))
 
 
 @hk.func
@@ -85,9 +87,7 @@ def _write(x, o, t, r, first, last, top, total, dt):
     """o = exp(x - top) / total over this warp's tiles first + warp, ... < last of row r."""
     scale = 1.0 / total
     for c in range(first + hk.arch.warp_id, last, hk.arch.num_warps):
-        idx = hk.tile_coord(0, 0, r, c)
-        xs = x[idx].load(t, pad=float("-inf")).to(hk.fp32)
-        o[idx] = (hk.exp(xs - top) * scale).to(dt)
+        o[hk.tile_coord(0, 0, r, c)] = (hk.exp(_tile(x, t, r, c) - top) * scale).to(dt)
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,18 +102,18 @@ def softmax_held_kernel(dtype: str):
     def softmax_held(x: hk.Tensor[dt], o: hk.Tensor[dt], *, C: hk.Constexpr[int] = 64,
                      HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
-        t = hk.RT(dt, ROW, C)
+        t = hk.RT(dt, ROW, C, "flat")
         chunks = [warp + i * WARPS for i in range(HELD)]          # unrolled: held
-        held = [x[hk.tile_coord(0, 0, r, c)].load(t, pad=float("-inf")) for c in chunks]
-        row_max = hk.full(hk.RV(hk.fp32, ROW), LOWEST)
-        for xs in held:
-            row_max = hk.maximum(row_max, hk.row_max(xs).to(hk.fp32))
-        top = hk.group.max(row_max.max())
+        held = [x[hk.tile_coord(0, 0, r, c)].load(t, pad=NEG_INF) for c in chunks]
+        m = hk.tile_max(held[0])
+        for xs in held[1:]:
+            m = hk.maximum(m, hk.tile_max(xs))
+        top = hk.group.max(m)           # -inf only where the whole row is: NaN, as torch
         exps = [hk.exp(xs.to(hk.fp32) - top) for xs in held]       # fp32, computed once
-        row_sum = hk.zeros(hk.RV(hk.fp32, ROW))
-        for e in exps:
-            row_sum += hk.row_sum(e)
-        scale = 1.0 / hk.group.sum(row_sum.sum())
+        s = hk.tile_sum(exps[0])
+        for e in exps[1:]:
+            s = s + hk.tile_sum(e)
+        scale = 1.0 / hk.group.sum(s)
         for c, e in zip(chunks, exps):
             o[hk.tile_coord(0, 0, r, c)] = (e * scale).to(dt)
 
@@ -130,46 +130,59 @@ def softmax_loop_kernel(dtype: str):
     def softmax_loop(x: hk.Tensor[dt], o: hk.Tensor[dt], *, C: hk.Constexpr[int] = 64,
                      WARPS: hk.Constexpr[int] = 8):
         r = hk.arch.block_idx.x
-        t = hk.RT(dt, ROW, C)
+        t = hk.RT(dt, ROW, C, "flat")
         tiles = hk.cdiv(x.cols, C)
-        top, total = _fold_rows(*_block_stats(*_tile_stats(x, t, r, 0, tiles)))
+        top, total = _block_stats(*_warp_stats(x, t, r, 0, tiles))
         _write(x, o, t, r, 0, tiles, top, total, dt)
 
     return softmax_loop
 
 
 @hk.func
-def _split_share(x, m, split, C):
+def _split_share(x, splits, split, C):
     """(first, last): the tiles of split `split` of a row (the last split may get fewer)."""
     tiles = hk.cdiv(x.cols, C)
-    per = hk.cdiv(tiles, m.cols // ROW)
+    per = hk.cdiv(tiles, splits)
     first = split * per
     return first, hk.minimum(first + per, tiles)
 
 
-def _split_grid(p):
-    return p.m.cols // ROW, p.x.rows // ROW
-
-
 @functools.lru_cache(maxsize=None)
 def softmax_stats_kernel(dtype: str):
-    """Phase 1 of a split row: block (split, r) writes its share's 16 (max, sum) pairs into
-    m[r, 16 split : 16 split + 16] and s[...]."""
+    """Phase 1 of a split row: block (split, r) writes its share's (max, sum) into element
+    r * splits + split of m and s."""
     dt = getattr(hk, dtype)
 
-    @hk.kernel(grid=_split_grid, warps="WARPS", name=f"softmax_stats_{dtype}",
-               requires=_row_views("x") + SCRATCH)
+    @hk.kernel(grid=lambda p: (p.m.rows // (p.x.rows // ROW), p.x.rows // ROW), warps="WARPS",
+               name=f"softmax_stats_{dtype}", requires=_row_views("x") + PARTIALS)
     def softmax_stats(x: hk.Tensor[dt], m: hk.Tensor[hk.fp32], s: hk.Tensor[hk.fp32], *,
                       C: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
-        first, last = _split_share(x, m, split, C)
-        row_max, row_sum = _block_stats(*_tile_stats(x, hk.RT(dt, ROW, C), r, first, last))
+        splits = m.rows // (x.rows // ROW)
+        first, last = _split_share(x, splits, split, C)
+        top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, last))
         if hk.arch.warp_id == 0:
-            at = hk.elem_coord(0, 0, r, split * ROW)
-            m[at] = row_max
-            s[at] = row_sum
+            v = hk.zeros(hk.RV(hk.fp32, ROW))
+            at = hk.elem_coord(0, 0, r * splits + split, 0)   # one column: element 0 written
+            m[at] = v + top
+            s[at] = v + total
 
     return softmax_stats
+
+
+@hk.func
+def _fold_partials(m, s, r):
+    """Row r's (max, sum) from its splits' partials, 16 at a time in split order."""
+    v = hk.RV(hk.fp32, ROW)
+    top = LOWEST
+    for j in range(0, m.cols, ROW):
+        top = hk.maximum(top, m[hk.elem_coord(0, 0, r, j)].load(v, pad=LOWEST).max())
+    total = 0.0
+    for j in range(0, m.cols, ROW):
+        at = hk.elem_coord(0, 0, r, j)
+        part = s[at].load(v, pad=0.0) * hk.exp(m[at].load(v, pad=LOWEST) - top)
+        total = total + part.sum()
+    return top, total
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,25 +191,16 @@ def softmax_write_kernel(dtype: str):
     (split, r)'s share."""
     dt = getattr(hk, dtype)
 
-    @hk.kernel(grid=_split_grid, warps="WARPS", name=f"softmax_write_{dtype}",
-               requires=_row_views("x", "o") + SAME_SHAPE + SCRATCH)
+    @hk.kernel(grid=lambda p: (p.m.cols, p.m.rows), warps="WARPS",
+               name=f"softmax_write_{dtype}",
+               requires=_row_views("x", "o") + SAME_SHAPE + FOLDED)
     def softmax_write(x: hk.Tensor[dt], m: hk.Tensor[hk.fp32], s: hk.Tensor[hk.fp32],
                       o: hk.Tensor[dt], *, C: hk.Constexpr[int] = 64,
                       WARPS: hk.Constexpr[int] = 4):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
-        v = hk.RV(hk.fp32, ROW)
-        row_max = hk.full(v, LOWEST)
-        row_sum = hk.zeros(v)
-        for part in range(m.cols // ROW):
-            at = hk.elem_coord(0, 0, r, part * ROW)
-            part_max = m[at].load(v)
-            new_max = hk.maximum(row_max, part_max)
-            row_sum = row_sum * hk.exp(row_max - new_max) + s[at].load(v) * hk.exp(
-                part_max - new_max)
-            row_max = new_max
-        top, total = _fold_rows(row_max, row_sum)
-        first, last = _split_share(x, m, split, C)
-        _write(x, o, hk.RT(dt, ROW, C), r, first, last, top, total, dt)
+        top, total = _fold_partials(m, s, r)
+        first, last = _split_share(x, m.cols, split, C)
+        _write(x, o, hk.RT(dt, ROW, C, "flat"), r, first, last, top, total, dt)
 
     return softmax_write
 
