@@ -59,6 +59,8 @@ def run(args) -> dict:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 64))
     started = time.perf_counter()
+    _preflight(torch, device)
+    _log("ktile's rms_norm runs here", started)
     stock = bench.build(plan["size"], plan["layers"], device)
     patched = kt.patch(bench.twin(stock), ops=args.ops)
     _log(f"built {plan['size']} ({stock.config.num_hidden_layers} layers) on {device}; "
@@ -89,6 +91,14 @@ def run(args) -> dict:
         _log(f"round {rounds} done", started)
     return _result(plan, arms, checked, check_counters, kt.counters(), mode, device, rounds,
                    time.perf_counter() - started, torch, transformers)
+
+
+def _preflight(torch, device: str) -> None:
+    """One small ktile op before the model is built: a machine without what ktile needs (xDSL,
+    nvcc) fails here, in seconds, not after the build."""
+    import ktile.ops
+    x = torch.ones(2, 64, dtype=torch.bfloat16, device=device)
+    ktile.ops.rms_norm(x, torch.ones(64, dtype=torch.bfloat16, device=device), 1e-6)
 
 
 def _result(plan, arms, checked, check_counters, counters, mode, device, rounds, wall,
