@@ -2,15 +2,18 @@
 
 Every kernel is made per element type (`binary_kernel("bf16")`), so one body serves bf16, fp16
 and fp32; what the kernel computes is a compile-time constant (`OP` / `FN`), so a call never
-branches at run time. Each warp owns one 16 x COLS tile of the output; a block is WARPS warps
-stacked over rows. Math is float32, rounded once to the output's dtype: what torch computes
-for these dtypes (its "opmath"), so results are bit-exact against the references.
+branches at run time. Each warp owns HELD flat-layout 16 x COLS tiles of the output (memory
+order: 16-byte accesses with no shuffles), all loaded before any is computed; a block is WARPS
+warps over adjacent row tiles. Math is float32, rounded once to the output's dtype: what torch
+computes for these dtypes (its "opmath"), so results are bit-exact against the references.
 
-The op functions (`ops.py`) view any 1-4-D input as 2-D rows before calling these kernels:
-tensors of one shape (`binary`), a tensor and one row broadcast down its rows (`binary_row`:
-the row is a `[1, cols]` view), a tensor and one column broadcast across its columns
-(`binary_col`: the column is passed as a `[1, rows]` view), a tensor and a Python number
-(`scalar`, a runtime scalar: no rebuild per value), and one tensor (`unary`).
+The op functions (`op.py`) view any 1-4-D input as 2-D rows before calling these kernels, a
+contiguous one as rows of COLS (`config.REFLOW`), so that each tile is one contiguous run:
+tensors of one shape (`binary`), a tensor and one row broadcast down its rows (`binary` too,
+the row expanded to the tensor's shape with row stride 0), a tensor and one column broadcast
+across its columns (`binary_col`, row layout: the column is passed as a `[1, rows]` view), a
+tensor and a Python number (`scalar`, a runtime scalar: no rebuild per value), and one tensor
+(`unary`).
 """
 
 import functools
@@ -53,8 +56,14 @@ BINARY_OPS = tuple(COMBINE)
 UNARY_OPS = tuple(APPLY)
 
 
-def _grid(p):
-    return hk.cdiv(p.o.cols, p.COLS), hk.cdiv(p.o.rows, ROW_TILE * p.WARPS)
+def flat_grid(dt):
+    """The grid of a kernel of `dt` whose warps hold flat tiles (`warp_tiles`): row blocks on
+    x (grid.y is capped at 65535; a reflowed 2^30-element tensor has 2^24 rows), column tiles
+    on y."""
+    def grid(p):
+        rows_per_block = ROW_TILE * p.WARPS * tiles_held(dt, p.HELD)
+        return hk.cdiv(p.o.rows, rows_per_block), hk.cdiv(p.o.cols, p.COLS)
+    return grid
 
 
 def _two_dimensional(*names):
@@ -72,10 +81,26 @@ def _checked_names(*names):
     return _two_dimensional(*names) + [(_same_shape, "x and o must have one shape")]
 
 
-def _tile_of_warp():
-    """(row tile, column tile) of this warp's output tile."""
-    row = hk.arch.block_idx.y * hk.arch.num_warps + hk.arch.warp_id
-    return row, hk.arch.block_idx.x
+def tiles_held(dt, held: int) -> int:
+    """How many tiles a warp of `dt` holds for a route's HELD (counted in 16-bit tiles): the
+    same bytes in flight, so a 32-bit type holds half as many (its tile takes twice the
+    registers), at least one."""
+    return max(1, held * 16 // dt.bits)
+
+
+def warp_tiles(held: int) -> list:
+    """The tile coordinates of this warp's `held` 16 x COLS tiles: a block covers WARPS · held
+    row tiles of one column tile, warp w taking rows w, w + WARPS, ...: the block's warps read
+    adjacent tiles at each step (one contiguous run of a reflowed [n / COLS, COLS] view)."""
+    warps = hk.arch.num_warps
+    first = hk.arch.block_idx.x * warps * held + hk.arch.warp_id
+    return [hk.tile_coord(0, 0, first + i * warps, hk.arch.block_idx.y) for i in range(held)]
+
+
+def flat(dt, cols: int):
+    """A warp's 16 x cols tile in memory order (docs/language.md, "The flat layout"): a load or
+    store of a whole, aligned tile is one 16-byte access per lane, no shuffles."""
+    return hk.RT(dt, ROW_TILE, cols, "flat")
 
 
 def _dtype(name: str):
@@ -84,63 +109,45 @@ def _dtype(name: str):
 
 @functools.lru_cache(maxsize=None)
 def binary_kernel(dtype: str):
-    """o = OP(x, y) (y OP x with SWAP) for x, y, o of one shape."""
+    """o = OP(x, y) (y OP x with SWAP) for x, y, o of one shape. A row broadcast (a bias) is
+    this kernel with y the row expanded down o's rows (row stride 0: every tile re-reads the
+    row's columns, from the cache)."""
     dt = _dtype(dtype)
 
-    @hk.kernel(grid=_grid, warps="WARPS", name=f"ew_binary_{dtype}",
+    @hk.kernel(grid=flat_grid(dt), warps="WARPS", name=f"ew_binary_{dtype}",
                requires=_checked_names("x", "y", "o")
                + [(lambda p: p.y.rows == p.o.rows and p.y.cols == p.o.cols,
                    "y and o must have one shape")])
     def binary(x: hk.Tensor[dt], y: hk.Tensor[dt], o: hk.Tensor[dt], *,
                OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
-               COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r, c = _tile_of_warp()
-        idx = hk.tile_coord(0, 0, r, c)
-        t = hk.RT(dt, ROW_TILE, COLS)
-        a, b = x[idx].load(t), y[idx].load(t)
-        if SWAP:
-            a, b = b, a
-        o[idx] = COMBINE[OP](a, b)
+               COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+               HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        xs = [x[idx].load(t) for idx in tiles]      # every load issued before any math
+        ys = [y[idx].load(t) for idx in tiles]
+        for idx, a, b in zip(tiles, xs, ys):
+            o[idx] = COMBINE[OP](b, a) if SWAP else COMBINE[OP](a, b)
 
     return binary
 
 
 @functools.lru_cache(maxsize=None)
-def binary_row_kernel(dtype: str):
-    """o = OP(x, y) (y OP x with SWAP), y one row of o.cols values broadcast down the rows."""
-    dt = _dtype(dtype)
-
-    @hk.kernel(grid=_grid, warps="WARPS", name=f"ew_binary_row_{dtype}",
-               requires=_checked_names("x", "y", "o")
-               + [(lambda p: p.y.rows == 1 and p.y.cols == p.o.cols,
-                   "y must be one row of o.cols values")])
-    def binary_row(x: hk.Tensor[dt], y: hk.Tensor[dt], o: hk.Tensor[dt], *,
-                   OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
-                   COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r, c = _tile_of_warp()
-        idx = hk.tile_coord(0, 0, r, c)
-        a = x[idx].load(hk.RT(dt, ROW_TILE, COLS))
-        b = y[hk.tile_coord(0, 0, 0, c)].load(hk.RV(dt, COLS, axis="col"))
-        o[idx] = COMBINE[OP](b, a) if SWAP else COMBINE[OP](a, b)
-
-    return binary_row
-
-
-@functools.lru_cache(maxsize=None)
 def binary_col_kernel(dtype: str):
     """o = OP(x, y) (y OP x with SWAP), y one value per row of o (passed as a [1, rows] view)
-    broadcast across the columns."""
+    broadcast across the columns. Row-layout tiles: the per-row values are a column vector
+    broadcast, which a flat tile does not take."""
     dt = _dtype(dtype)
 
-    @hk.kernel(grid=_grid, warps="WARPS", name=f"ew_binary_col_{dtype}",
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, p.COLS), hk.cdiv(p.o.rows, ROW_TILE * p.WARPS)),
+               warps="WARPS", name=f"ew_binary_col_{dtype}",
                requires=_checked_names("x", "y", "o")
                + [(lambda p: p.y.rows == 1 and p.y.cols == p.o.rows,
                    "y must hold one value per row of o, as a [1, o.rows] view")])
     def binary_col(x: hk.Tensor[dt], y: hk.Tensor[dt], o: hk.Tensor[dt], *,
                    OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
                    COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r, c = _tile_of_warp()
-        idx = hk.tile_coord(0, 0, r, c)
+        r = hk.arch.block_idx.y * hk.arch.num_warps + hk.arch.warp_id
+        idx = hk.tile_coord(0, 0, r, hk.arch.block_idx.x)
         a = x[idx].load(hk.RT(dt, ROW_TILE, COLS))
         b = y[hk.elem_coord(0, 0, 0, r * ROW_TILE)].load(hk.RV(dt, ROW_TILE, axis="row"))
         o[idx] = COMBINE[OP](b, a) if SWAP else COMBINE[OP](a, b)
@@ -154,15 +161,17 @@ def scalar_kernel(dtype: str):
     rounded once to o's dtype."""
     dt = _dtype(dtype)
 
-    @hk.kernel(grid=_grid, warps="WARPS", name=f"ew_scalar_{dtype}",
+    @hk.kernel(grid=flat_grid(dt), warps="WARPS", name=f"ew_scalar_{dtype}",
                requires=_checked_names("x", "o"))
     def scalar(x: hk.Tensor[dt], s: float, o: hk.Tensor[dt], *,
                OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
-               COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r, c = _tile_of_warp()
-        idx = hk.tile_coord(0, 0, r, c)
-        a = x[idx].load(hk.RT(dt, ROW_TILE, COLS)).to(hk.fp32)
-        o[idx] = (COMBINE[OP](s, a) if SWAP else COMBINE[OP](a, s)).to(dt)
+               COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+               HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        xs = [x[idx].load(t) for idx in tiles]
+        for idx, a in zip(tiles, xs):
+            a = a.to(hk.fp32)
+            o[idx] = (COMBINE[OP](s, a) if SWAP else COMBINE[OP](a, s)).to(dt)
 
     return scalar
 
@@ -172,21 +181,21 @@ def unary_kernel(dtype: str):
     """o = FN(x): float32 math, rounded once to o's dtype."""
     dt = _dtype(dtype)
 
-    @hk.kernel(grid=_grid, warps="WARPS", name=f"ew_unary_{dtype}",
+    @hk.kernel(grid=flat_grid(dt), warps="WARPS", name=f"ew_unary_{dtype}",
                requires=_checked_names("x", "o"))
     def unary(x: hk.Tensor[dt], o: hk.Tensor[dt], *, FN: hk.Constexpr[str] = "relu",
-              COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r, c = _tile_of_warp()
-        idx = hk.tile_coord(0, 0, r, c)
-        a = x[idx].load(hk.RT(dt, ROW_TILE, COLS)).to(hk.fp32)
-        o[idx] = APPLY[FN](a).to(dt)
+              COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+              HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        xs = [x[idx].load(t) for idx in tiles]
+        for idx, a in zip(tiles, xs):
+            o[idx] = APPLY[FN](a.to(hk.fp32)).to(dt)
 
     return unary
 
 
 KERNELS = {
     "binary": binary_kernel,
-    "binary_row": binary_row_kernel,
     "binary_col": binary_col_kernel,
     "scalar": scalar_kernel,
     "unary": unary_kernel,

@@ -75,8 +75,10 @@ def _plan(op: str, x, y):
 # ---- launching ----------------------------------------------------------------------------
 
 def _as_rows(t):
-    """t as a 2-D view; a contiguous tensor of narrow rows as rows of config.REFLOW."""
-    if t.shape[-1] < config.REFLOW and t.numel() % config.REFLOW == 0:
+    """t (contiguous) as a 2-D view: as rows of config.REFLOW where that divides its size
+    (elementwise math does not care where rows end; each 16-row flat tile is then one
+    contiguous run of memory), else its own rows."""
+    if t.numel() % config.REFLOW == 0:
         return t.view(-1, config.REFLOW)
     return lib.rows_of(t)
 
@@ -100,10 +102,12 @@ def launch_binary(x, y, out, op: str) -> None:
         return
     o = lib.rows_of(out)
     if form == "row":
-        small = small.reshape(-1).expand(o.shape[1]).contiguous().view(1, -1)
-    else:
-        small = small.reshape(1, -1)
-    _run(f"binary_{form}", o.shape, big.view(o.shape), small, o, OP=op, SWAP=swap)
+        # the row read as a tensor of o's shape whose rows all lie at one address (row stride
+        # 0): the same-shape kernel's flat tiles, no vector broadcast
+        row = small.reshape(-1).expand(o.shape[1]).contiguous().view(1, -1)
+        _run("binary", o.shape, big.view(o.shape), row.expand(o.shape), o, OP=op, SWAP=swap)
+        return
+    _run("binary_col", o.shape, big.view(o.shape), small.reshape(1, -1), o, OP=op, SWAP=swap)
 
 
 def launch_scalar(x, s: float, out, op: str, swap: bool) -> None:
