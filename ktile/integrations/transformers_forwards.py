@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _core
-from .transformers_ops import ENGINE, route_name
+from .transformers_ops import route_name
 
 ops = torch.ops.ktile_transformers   # registered by transformers_ops (imported by the caller)
 
@@ -225,8 +225,8 @@ def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=No
     "ktile": `ops.attention` (ktile has no attention kernel yet: SDPA inside, the place one will
     go). q `[B, Hq, S, D]`, k and v `[B, Hkv, T, D]`, the mask boolean `[B, 1, S, T]` or None
     (causal) -> (`[B, S, Hq, D]`, None)."""
-    if choose("attention", query) != "ktile" or dropout or kwargs.get("position_bias") \
-            is not None or query.dtype not in DTYPES:
+    if choose("attention", query) != "ktile" or dropout or query.dtype not in DTYPES \
+            or kwargs.get("position_bias") is not None or kwargs.get("sliding_window"):
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
         _fallback("attention")
         return sdpa_attention_forward(module, query, key, value, attention_mask,
@@ -240,4 +240,4 @@ def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=No
     return ops.attention(query, key, value, attention_mask, scale, causal), None
 
 
-__all__ = ["ENGINE", "ROUTES", "choose", "attention"]
+__all__ = ["ROUTES", "choose", "attention"]
