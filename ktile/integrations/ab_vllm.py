@@ -83,9 +83,25 @@ def run_arm(llm_class, params, arm: str, mode: str, model: str) -> dict:
     return result
 
 
-def run_mode(mode: str, model: str, tokens: int, arms) -> list[dict]:
+def run_setup(setup: str | None) -> None:
+    """`FILE.py:FUNCTION` (or `module:FUNCTION`): called once in the engines' process before
+    any engine is built, e.g. to route a user's own kernel (vllm_ops.use_kernel)."""
+    if not setup:
+        return
+    where, _, name = setup.rpartition(":")
+    if where.endswith(".py"):
+        import runpy
+        namespace = runpy.run_path(where, run_name="ktile_ab_setup")
+    else:
+        import importlib
+        namespace = vars(importlib.import_module(where))
+    namespace[name]()
+
+
+def run_mode(mode: str, model: str, tokens: int, arms, setup: str | None = None) -> list[dict]:
     """Every arm of one mode in this process, one engine after the other (vLLM's import
     costs more than an engine)."""
+    run_setup(setup)
     os.environ.update(ENV)
     os.environ["KTILE_VLLM"] = "1"
     from vllm import LLM, SamplingParams
@@ -93,9 +109,10 @@ def run_mode(mode: str, model: str, tokens: int, arms) -> list[dict]:
     return [run_arm(LLM, params, arm, mode, model) for arm in arms]
 
 
-def _spawn(mode: str, model: str, tokens: int, arms) -> list[dict]:
+def _spawn(mode: str, model: str, tokens: int, arms, setup: str | None) -> list[dict]:
     cmd = [sys.executable, "-m", "ktile.integrations.ab_vllm", "--child", mode,
            "--arms", ",".join(arms), "--model", model, "--tokens", str(tokens)]
+    cmd += ["--setup", setup] if setup else []
     # run outside the checkout: its ktile.egg-info (the main venv's) would hide the engine
     # venv's ktile metadata, and with it the plugin's entry point
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
@@ -110,12 +127,13 @@ def _max_diff(a: list, b: list) -> float:
     return max((abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)), default=0.0)
 
 
-def compare(model: str, tokens: int, modes=MODES, contract: bool = True) -> dict:
+def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
+            setup: str | None = None) -> dict:
     """Every arm, one engine at a time (one process per mode); the verdict."""
     arms = {}
     for mode in modes:
         wanted = [a for a in ARMS if a != "broken" or (contract and mode == modes[0])]
-        for result in _spawn(mode, model, tokens, wanted):
+        for result in _spawn(mode, model, tokens, wanted, setup):
             arms[f"{result['arm']}/{mode}"] = result
     same = {mode: arms[f"stock/{mode}"]["tokens"] == arms[f"ktile/{mode}"]["tokens"]
             for mode in modes}
@@ -162,6 +180,12 @@ def table(result: dict) -> str:
     return "\n".join(rows)
 
 
+def _absolute(setup: str) -> str:
+    """A FILE.py setup's path made absolute (the engines run in another folder)."""
+    where, _, name = setup.rpartition(":")
+    return f"{os.path.abspath(where)}:{name}" if where.endswith(".py") else setup
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="engine-ab vllm", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="one JSON object, last line")
@@ -169,15 +193,19 @@ def main(argv=None) -> int:
     parser.add_argument("--tokens", type=int, default=6, help="greedy tokens per prompt")
     parser.add_argument("--modes", default=",".join(MODES), help="eager,compiled")
     parser.add_argument("--no-contract", action="store_true", help="skip the broken arm")
+    parser.add_argument("--setup", help="FILE.py:FUNCTION or module:FUNCTION, called in the "
+                                            "engines' process first (e.g. use_kernel)")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--arms", default=",".join(ARMS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:                                   # a child: one mode's engines
-        print(json.dumps(run_mode(args.child, args.model, args.tokens, args.arms.split(","))))
+        print(json.dumps(run_mode(args.child, args.model, args.tokens, args.arms.split(","),
+                                  args.setup)))
         return 0
     from .vllm_models import tiny_model
     model = args.model or str(tiny_model("qwen3"))
-    result = compare(model, args.tokens, tuple(args.modes.split(",")), not args.no_contract)
+    result = compare(model, args.tokens, tuple(args.modes.split(",")), not args.no_contract,
+                     args.setup and _absolute(args.setup))
     print(json.dumps(result) if args.json else table(result))
     contract = result.get("contract", {"installed": False, "warnings": ["skipped"]})
     ok = (result["tokens_identical"] and all(result["installed"].values())

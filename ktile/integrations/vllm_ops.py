@@ -53,6 +53,24 @@ RULES: dict[str, Rule] = {
 
 # op -> the engine's own path, a function of the op's tensors (set by the integration)
 ENGINE_PATHS: dict[str, Callable] = {}
+# op -> a function that replaces ktile.ops' op on the route's "ktile" branch (`use_kernel`)
+KERNELS: dict[str, Callable] = {}
+
+
+def use_kernel(op: str, fn: Callable | None) -> None:
+    """Run `fn` where route `op` chooses "ktile" (a user's own kernel, examples/
+    11_vllm_integration.py): same arguments and result as the route's op; the decision,
+    counters, reference and shadow mode stay. None restores ktile.ops' op."""
+    if op not in RULES:
+        raise InputError(f"use_kernel: 'op' is {op!r}; the routes are {', '.join(RULES)}",
+                         hint="pass one of the route names, e.g. use_kernel('silu_and_mul', fn)")
+    if fn is None:
+        KERNELS.pop(op, None)
+        return
+    if not callable(fn):
+        raise InputError(f"use_kernel: 'fn' is a {type(fn).__name__}, not a function",
+                         hint="pass the kernel's op, e.g. torch.ops.mylib.silu_and_mul")
+    KERNELS[op] = fn
 
 
 def decide(op: str, rows: int, device: torch.device) -> str:
@@ -81,7 +99,7 @@ def _run(op: str, rows: int, device, ktile_fn: Callable, reference_fn: Callable,
          args: tuple, compare: Callable | None = None):
     """Decide, count, run; in shadow mode compare with the engine's path. `compare(result,
     args)` gives the tensors to compare after a call (default: the call's result)."""
-    rule = RULES[op]
+    rule, ktile_fn = RULES[op], KERNELS.get(op, ktile_fn)
     choice = decide(op, rows, device)
     if choice != "engine":
         _core.check_graph(op, rule.graph)

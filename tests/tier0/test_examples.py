@@ -14,8 +14,8 @@ from ktile import targets
 pytest.importorskip("torch")
 
 
-def test_there_are_ten_examples():
-    assert len(EXAMPLE_NAMES) == 10
+def test_there_are_eleven_examples():
+    assert len(EXAMPLE_NAMES) == 11
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

@@ -422,6 +422,22 @@ def test_column_sum(rows, cols, seed):
     assert_right(column_sum_call(1, 1, rows, cols, seed))
 
 
+# ---- 11 vLLM integration: the user's SiLU-and-mul ---------------------------------------------
+
+def user_silu_call(batch, depth, rows, d, seed) -> Call:
+    from ktile.ops.activations.reference import silu_and_mul, tolerance
+    x = rand((batch, depth, rows, 2 * d), torch.bfloat16, generator(seed))
+    o = torch.full((batch, depth, rows, d), float("nan"), dtype=torch.bfloat16)
+    return Call(load("11_vllm_integration").user_silu_and_mul, (x, o), {}, (o,),
+                lambda: [floats(o)], lambda: [silu_and_mul(floats(x), hk.bf16)],
+                lambda want: tolerance(want[0], hk.bf16))
+
+
+@given(rows=ROWS, d=st.integers(1, 150), seed=SEEDS)
+def test_user_silu_and_mul(rows, d, seed):
+    assert_right(user_silu_call(1, 1, rows, d, seed))
+
+
 # ---- every kernel: batch or depth its grid does not cover -------------------------------------
 
 # kernel -> call builder of (batch, depth, seed). softmax and attention have both dimensions
@@ -439,12 +455,14 @@ UNCOVERED = {
     "kv_write": lambda b, d, s: kv_write_call(b, d, 20, 5, 70, s),
     "layernorm_dx": lambda b, d, s: layernorm_dx_call(b, d, 20, 70, s),
     "column_sum": lambda b, d, s: column_sum_call(b, d, 20, 70, s),
+    "user_silu_and_mul": lambda b, d, s: user_silu_call(b, d, 20, 70, s),
 }
 UNCOVERED_DIMS = {**{name: ("depth",) for name in ("add", *RMS_KERNELS, *GEMM_KERNELS,
                                                    "control_flow")},
                   "kv_write": ("batch",),
                   **{name: ("batch", "depth") for name in ("dropout", "embedding",
-                                                           "layernorm_dx", "column_sum")}}
+                                                           "layernorm_dx", "column_sum",
+                                                           "user_silu_and_mul")}}
 
 
 # Every one of these kernels once ignored a batch or depth its grid has no dimension for (found
@@ -463,6 +481,7 @@ def test_every_example_kernel_is_fuzzed():
     """A kernel added to an example without a property test here fails this."""
     from examples_index import EXAMPLE_NAMES
     fuzzed = {"add", *RMS_KERNELS, "softmax", *GEMM_KERNELS, "attention", "control_flow",
-              "dropout", "embedding", "kv_write", "layernorm_dx", "column_sum"}
+              "dropout", "embedding", "kv_write", "layernorm_dx", "column_sum",
+              "user_silu_and_mul"}
     kernels = {kernel.name for name in EXAMPLE_NAMES for kernel, _ in load(name).KERNELS}
     assert kernels <= fuzzed, f"not fuzzed: {sorted(kernels - fuzzed)}"
