@@ -17,7 +17,7 @@ from ktile.ops.elementwise import reference as ref  # noqa: E402
 from tests.bad_inputs import refused  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-SHAPES = [(70,), (37, 100), (2, 3, 50), (2, 1, 17, 33), (1,), (4096,)]
+SHAPES = [(70,), (37, 100), (2, 3, 50), (2, 1, 17, 33), (1,), (4096,), (5, 40, 64)]
 BINARY = ["add", "sub", "mul", "maximum", "minimum"]
 UNARY = ["exp", "relu", "gelu", "gelu_tanh", "silu", "neg", "abs"]
 
@@ -169,6 +169,23 @@ def test_act_and_mul(dt, act, shape):
         got = ops.gelu_and_mul(x, approximate)
         want = act_ref.gelu_and_mul(x.float().numpy(), kt, approximate)
     assert got.shape == shape[:-1] + (shape[-1] // 2,) and got.dtype == x.dtype
+    assert_matches(got, want, act_ref.tolerance(want, kt))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 2 * 1152), (2, 2 * 8320)], ids=["72cols", "520cols"])
+def test_act_and_mul_token_bands(dt, shape):
+    """d a multiple of 128: every token one band of d / 16 columns (act_and_mul_tokens), a
+    partial last column tile, and at 520 columns a second block of column tiles."""
+    from ktile.ops.activations.op import token_form
+    x = rand(shape, DTYPES[dt], 27)
+    assert token_form(x, shape[-1] // 2)
+    kt = getattr(hk, dt)
+    got = ops.silu_and_mul(x)
+    want = act_ref.silu_and_mul(x.float().numpy(), kt)
+    assert_matches(got, want, act_ref.tolerance(want, kt))
+    got = ops.gelu_and_mul(x, "tanh")
+    want = act_ref.gelu_and_mul(x.float().numpy(), kt, "tanh")
     assert_matches(got, want, act_ref.tolerance(want, kt))
 
 

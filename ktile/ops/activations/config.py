@@ -1,10 +1,15 @@
 """Gated activations' configuration space. `ACT` is the op's identity (set by the op function);
-the routes naming each activation make the build and emulation tests compile all three."""
+the routes naming each activation make the build and emulation tests compile all three. The op
+takes `act_and_mul_tokens` where d fills whole 16-byte units per token row (op.token_form),
+else `act_and_mul`; both hold flat 16 x 64 tiles, two per warp of a 16-bit type."""
 from .._library import Route, RoutingTable
 
+FLAT = {"COLS": 64, "WARPS": 4, "HELD": 2}
+ACTS = ("silu", "gelu", "gelu_tanh")
+
 ROUTES = [
-    Route("act_and_mul", {"ACT": act, "COLS": 64, "WARPS": 4}, sample=(21, 400))
-    for act in ("silu", "gelu", "gelu_tanh")
+    *(Route("act_and_mul_tokens", {"ACT": act, **FLAT}, sample=(21, 256)) for act in ACTS),
+    *(Route("act_and_mul", {"ACT": act, **FLAT}, sample=(21, 400)) for act in ACTS),
 ]
 
 TABLE = RoutingTable(ROUTES)

@@ -1,8 +1,19 @@
 """Gated activation kernels: o[r, j] = act(x[r, j]) · x[r, d + j] for x of [rows, 2d] and o
-of [rows, d], any d. Each warp owns one 16 x COLS tile of o; the up half is read at an element
-offset of d columns (`hk.elem_coord`), so x stays one tensor and its edge bounds both halves'
-loads. Math is float32, rounded once to o's dtype. `ACT`: "silu", "gelu" (erf) or
-"gelu_tanh", a compile-time constant.
+of [rows, d], any d. Math is float32, rounded once to o's dtype. `ACT`: "silu", "gelu" (erf)
+or "gelu_tanh", a compile-time constant.
+
+Each warp holds flat-layout 16 x COLS tiles (memory order, 16-byte accesses with no shuffles:
+docs/language.md), HELD of them (elementwise.kernels.tiles_held: one for fp32), loading the
+gate and up tiles of all before computing any; a block's warps take adjacent column tiles of one
+band of 16 rows. Two views of the same rows:
+
+- `act_and_mul_tokens` (d a multiple of 16 whose d / 16 elements fill whole 16-byte units: the
+  op's usual case): every token is one band, x viewed `[tokens · 32, d / 16]` (band 2t the gate
+  half of token t, band 2t + 1 its up half) and o `[tokens · 16, d / 16]`, so all 16 rows of
+  every tile are used at any token count (one token at decode fills a tile).
+- `act_and_mul` (any d): bands of 16 rows of `[rows, 2d]`; the up half is read at an element
+  offset of d columns (`hk.elem_coord`), so x stays one tensor and its edge bounds both halves'
+  loads (a gate tile past column d reads up values whose results the store drops).
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtype
 
@@ -10,7 +21,7 @@ import functools
 
 import ktile as hk
 
-from ..elementwise.kernels import APPLY, ROW_TILE
+from ..elementwise.kernels import APPLY, ROW_TILE, flat, tiles_held
 
 HALVES = [
     (lambda p: p.x.batch * p.x.depth * p.o.batch * p.o.depth == 1,
@@ -19,25 +30,74 @@ HALVES = [
      "x must hold gate and up side by side: x.cols == 2 * o.cols"),
     (lambda p: p.x.rows == p.o.rows, "x and o must have the same rows"),
 ]
+TOKEN_BANDS = [
+    (lambda p: p.x.batch * p.x.depth * p.o.batch * p.o.depth == 1,
+     "x and o must be 2-D [rows, cols]: fold batch and depth into rows"),
+    (lambda p: p.x.cols == p.o.cols and p.x.rows == 2 * p.o.rows and p.o.rows % ROW_TILE == 0,
+     "x must be [tokens * 32, d / 16] and o [tokens * 16, d / 16] (token_bands)"),
+]
+
+
+def token_bands(x, out):
+    """x [..., 2d] and out [..., d] (contiguous, d % 16 == 0) as act_and_mul_tokens' views."""
+    d = out.shape[-1]
+    return x.view(-1, d // ROW_TILE), out.view(-1, d // ROW_TILE)
+
+
+def _grid(dt):
+    def grid(p):
+        per_block = p.COLS * p.WARPS * tiles_held(dt, p.HELD)
+        return hk.cdiv(p.o.rows, ROW_TILE), hk.cdiv(p.o.cols, per_block)
+    return grid
+
+
+def _column_tiles(held: int) -> list:
+    """This warp's column tiles of its block's band: warp w takes w, w + WARPS, ..."""
+    warps = hk.arch.num_warps
+    first = hk.arch.block_idx.y * warps * held + hk.arch.warp_id
+    return [first + i * warps for i in range(held)]
+
+
+def _gated(o, gates, ups, band, columns, ACT, dt):
+    """o's tiles at (band, columns) = ACT(gate) · up, float32 rounded once to dt."""
+    for c, gate, up in zip(columns, gates, ups):
+        o[hk.tile_coord(0, 0, band, c)] = (APPLY[ACT](gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
 
 
 @functools.lru_cache(maxsize=None)
 def act_and_mul_kernel(dtype: str):
     dt = getattr(hk, dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, p.COLS), hk.cdiv(p.o.rows, ROW_TILE * p.WARPS)),
-               warps="WARPS", name=f"act_and_mul_{dtype}", requires=HALVES)
+    @hk.kernel(grid=_grid(dt), warps="WARPS", name=f"act_and_mul_{dtype}", requires=HALVES)
     def act_and_mul(x: hk.Tensor[dt], o: hk.Tensor[dt], *, ACT: hk.Constexpr[str] = "silu",
-                    COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
-        r = hk.arch.block_idx.y * hk.arch.num_warps + hk.arch.warp_id
-        c = hk.arch.block_idx.x
-        t = hk.RT(dt, ROW_TILE, COLS)
+                    COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+                    HELD: hk.Constexpr[int] = 1):
+        band, t = hk.arch.block_idx.x, flat(dt, COLS)
+        columns = _column_tiles(tiles_held(dt, HELD))
         d = o.cols                                   # where the up half starts, in elements
-        gate = x[hk.elem_coord(0, 0, r * ROW_TILE, c * COLS)].load(t).to(hk.fp32)
-        up = x[hk.elem_coord(0, 0, r * ROW_TILE, c * COLS + d)].load(t).to(hk.fp32)
-        o[hk.tile_coord(0, 0, r, c)] = (APPLY[ACT](gate) * up).to(dt)
+        gates = [x[hk.elem_coord(0, 0, band * ROW_TILE, c * COLS)].load(t) for c in columns]
+        ups = [x[hk.elem_coord(0, 0, band * ROW_TILE, c * COLS + d)].load(t) for c in columns]
+        _gated(o, gates, ups, band, columns, ACT, dt)
 
     return act_and_mul
 
 
-KERNELS = {"act_and_mul": act_and_mul_kernel}
+@functools.lru_cache(maxsize=None)
+def act_and_mul_tokens_kernel(dtype: str):
+    dt = getattr(hk, dtype)
+
+    @hk.kernel(grid=_grid(dt), warps="WARPS", name=f"act_and_mul_tokens_{dtype}",
+               requires=TOKEN_BANDS)
+    def act_and_mul_tokens(x: hk.Tensor[dt], o: hk.Tensor[dt], *,
+                           ACT: hk.Constexpr[str] = "silu", COLS: hk.Constexpr[int] = 64,
+                           WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
+        token, t = hk.arch.block_idx.x, flat(dt, COLS)
+        columns = _column_tiles(tiles_held(dt, HELD))
+        gates = [x[hk.tile_coord(0, 0, 2 * token, c)].load(t) for c in columns]
+        ups = [x[hk.tile_coord(0, 0, 2 * token + 1, c)].load(t) for c in columns]
+        _gated(o, gates, ups, token, columns, ACT, dt)
+
+    return act_and_mul_tokens
+
+
+KERNELS = {"act_and_mul": act_and_mul_kernel, "act_and_mul_tokens": act_and_mul_tokens_kernel}
