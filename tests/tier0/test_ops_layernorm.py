@@ -2,7 +2,7 @@
 (widths that are a multiple of 16 take the row view, others the vector kernels, wide ragged
 ones refused naming the limit), the forward (flat tiles) at model widths up to 16384 and a
 width between two routes, the sm_90a row-tile backward (pinned: the interpreter takes
-gfx1100's routes) in both its layouts with its partial sums, and the partial count."""
+gfx1100's routes) with its partial sums, and the partial count."""
 import pytest
 
 import ktile as hk
@@ -43,9 +43,10 @@ def test_model_widths_fill_every_warp():
 
 
 def test_sm90a_backward_takes_row_tiles_up_to_8192_then_the_16_row_kernel():
-    flat = config.BACKWARD.choose(4096, 4096, "sm_90a").constants
-    assert flat["LAYOUT"] == "flat" and flat["C"] * flat["WARPS"] == 4096 // 16
-    assert config.BACKWARD.choose(8, 8192, "sm_90a").constants["LAYOUT"] == "row"
+    for cols in (1024, 2048, 4096, 8192):
+        route = config.BACKWARD.choose(4096, cols, "sm_90a")
+        assert route.kernel == "layer_norm_rows_backward", cols
+        assert route.constants["C"] * route.constants["WARPS"] == cols // 16, cols
     assert config.BACKWARD.choose(8, 16384, "sm_90a").kernel == "layer_norm_dx"
     assert config.BACKWARD.choose(8, 2050, "sm_90a").kernel == "layer_norm_dx"
     assert config.BACKWARD.choose(8, 4096, "gfx950").kernel == "layer_norm_dx"
@@ -70,14 +71,13 @@ def test_forward_at_model_widths(shape, dtype):
     assert err(y, want) <= forward_tolerance(want, getattr(hk, dtype))
 
 
-@pytest.mark.parametrize("rows,cols,layout", [(21, 288, "flat"), (3, 1024, "flat"),
-                                               (150, 64, "flat"), (3, 4208, "row")])
-def test_row_tile_backward_matches_reference(rows, cols, layout):
+@pytest.mark.parametrize("rows,cols", [(21, 288), (3, 1024), (150, 64), (3, 4208)])
+def test_row_tile_backward_matches_reference(rows, cols):
     x, dy, w = rand((rows, cols), 4, torch.float32), rand((rows, cols), 5, torch.float32), \
         rand((cols,), 6, torch.float32)
     _, mean, rstd = torch.ops.aten.native_layer_norm(x, (cols,), w, None, 1e-5)
     route = config.BACKWARD.choose(rows, cols, "sm_90a")
-    assert route.kernel == "layer_norm_rows_backward" and route.constants["LAYOUT"] == layout
+    assert route.kernel == "layer_norm_rows_backward"
     with lib.pinned(config.BACKWARD, route):
         got = ops.layer_norm_backward(dy, x, w, mean, rstd)
     want = layernorm_backward(x.numpy(), dy.numpy(), w.numpy(), mean.reshape(-1).numpy(),

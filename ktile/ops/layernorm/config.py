@@ -4,19 +4,21 @@ Rows whose width is a multiple of 16 take the row-tile kernels (row_tiles.py): t
 a 16 × cols/16 block, each warp holding HELD flat tiles of 16 × C of it (docs/language.md, "The
 flat layout": memory order, one 16-byte access per lane per 16 × 16 slot of 16-bit elements,
 no shuffles). The forward routes are named by the widest row they hold, 16 · C · WARPS · HELD
-columns: 1024, 2048, 3584, 4096, 5120, 8192, 14336 and 16384, so model widths fill every warp
-(a width between two takes the wider route, a few warps idle or one tile masked). C = 64 where
-the registers allow: 16 × 64 flat tiles of x, weight and bias held together cost 96 registers
-per lane at 4 warps and 109 at 8 or 16 on sm_90a in bf16 (nvcc 12); fp32 x, weight and bias
-of 16 × 64 need about 140, over the 128 a lane gets at 512 threads, so rows wider than 8192
-hold two 16 × 32 tiles per warp (100 registers in bf16, 127 in fp32, 16 warps). The fp32
-forward loads its weight and bias after the statistics (row_tiles.EARLY).
+columns: 1024, 2048, 3584, 4096, 5120, 8192 and 16384, so model widths fill every warp (a
+width between two takes the wider route: 14336 runs on 16384's 16 warps with two idle, since
+14 warps × 2 tiles leave 14 of an sm_90a multiprocessor's 64 warps resident). C = 64 where the
+budgets allow: x, weight and bias of 16 × 64 held together cost 96 registers per lane at 4
+warps and 110 at 8 on sm_90a in bf16 (nvcc 12); at 5 warps that leaves 15 warps resident,
+under the budgets' 25% floor, so 5120 takes 10 warps of 16 × 32. Rows wider than 8192 hold two
+16 × 32 tiles per warp at 16 warps (100 registers in bf16, 126 in fp32: a lane gets 128 at 512
+threads). fp32 holds each 16 × C share as two 16 × C/2 tiles and loads its weight and bias
+after the statistics (row_tiles.py).
 
-The backward holds one tile per warp of x, dy and the weight, and two fp32 accumulators across
-its rows: flat 16 × 16 tiles up to 4096 columns (106 registers in bf16, 121 in fp32, 16 warps);
-flat 16 × 32 tiles cost 211 on sm_90a (the flat load's per-element fallback for a ragged or
-misaligned tile is kept live beside the 16-byte path), so 8192 columns keep row-layout
-16 × 32 tiles (128 registers, no spill, 16 warps); wider rows take the 16-row-tile kernel.
+The backward holds one flat 16 × 32 tile per warp of x, dy and the weight, and two fp32
+accumulators across its rows: 118-128 registers on sm_90a at 16 warps (nvcc 12, no spill), so
+its row-tile routes reach 16 warps × 32 = 8192 columns (16 × 64 at 16 warps is over the
+register budget); wider rows take the 16-row-tile kernel, as every width does on AMD (the
+row-tile backward spills scalar registers on gfx1100 at 8 waves and needs scratch on gfx950).
 
 Other widths (not a multiple of 16) keep the vector kernels of kernels.py: the forward up to
 2048 columns (refused past that, naming the limit: pad the rows to a multiple of 16), the
@@ -38,8 +40,8 @@ from .kernels import held_route
 SM90 = ("sm_90a",)
 FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (64, 4, 1),
                   5120: (32, 10, 1), 8192: (64, 8, 1), 16384: (32, 16, 2)}  # (C, WARPS, HELD)
-BACKWARD_WIDTHS = {1024: (16, 4, "flat"), 2048: (16, 8, "flat"), 4096: (16, 16, "flat"),
-                   8192: (32, 16, "row")}            # width: (C, WARPS, LAYOUT)
+BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
+BACKWARD_TILE = 32
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
 MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU
 
@@ -77,8 +79,8 @@ def row_tile_forward(width: int) -> RowTileRoute:
 
 
 def row_tile_backward(width: int) -> RowTileRoute:
-    c, warps, layout = BACKWARD_WIDTHS[width]
-    return RowTileRoute("layer_norm_rows_backward", {"C": c, "WARPS": warps, "LAYOUT": layout},
+    return RowTileRoute("layer_norm_rows_backward",
+                        {"C": BACKWARD_TILE, "WARPS": BACKWARD_WIDTHS[width]},
                         max_cols=width, targets=SM90, sample=(21, width - 16 * 5))
 
 

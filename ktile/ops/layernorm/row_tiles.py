@@ -14,8 +14,7 @@ per-row statistic is a whole-tile sum (`hk.sum(tile)`, then `hk.group.sum` over 
 - `layer_norm_rows_backward`: block p of P takes rows p, p + P, ...: per row, dx from the two
   whole-tile sums Σ x̂·w·dy and Σ w·dy; the weight and bias gradients are accumulated over the
   block's rows elementwise in fp32 tiles (in the view a row is a 16 × cols/16 tile) and written
-  once, as row p of the fp32 scratch [P, cols] (`dw_part`, `db_part`). LAYOUT picks flat tiles
-  or row-layout ones (config.py: the widest route keeps the row layout for its registers).
+  once, as row p of the fp32 scratch [P, cols] (`dw_part`, `db_part`), with flat stores.
 - `column_sums`: dw = Σ_p dw_part[p], db likewise, in a fixed order (each warp a fixed set of
   16-row slabs, then the warps in order): the same result every run, no atomics. It stays on
   row-layout tiles: the sum down a slab's 16 rows is a column reduction, which a flat tile has
@@ -118,11 +117,10 @@ def layer_norm_rows_backward(dtype: str):
     def layer_norm_rows_backward(dy: hk.Tensor[DT], x: hk.Tensor[DT], w: hk.Tensor[DT],
                                  mean: hk.Tensor[hk.fp32], rstd: hk.Tensor[hk.fp32],
                                  dx: hk.Tensor[DT], dw_part: hk.Tensor[hk.fp32],
-                                 db_part: hk.Tensor[hk.fp32], *, C: hk.Constexpr[int] = 16,
-                                 WARPS: hk.Constexpr[int] = 4,
-                                 LAYOUT: hk.Constexpr[str] = "flat"):
+                                 db_part: hk.Tensor[hk.fp32], *, C: hk.Constexpr[int] = 32,
+                                 WARPS: hk.Constexpr[int] = 4):
         part, c = hk.arch.block_idx.x, hk.arch.warp_id
-        t, f = hk.RT(DT, 16, C, LAYOUT), hk.RT(hk.fp32, 16, C, LAYOUT)
+        t, f = hk.RT(DT, 16, C, "flat"), hk.RT(hk.fp32, 16, C, "flat")
         dw = hk.zeros(f)
         db = hk.zeros(f)
         n = hk.to_float(x.cols * 16)
