@@ -203,7 +203,7 @@ def _runs(op, function, candidates, shape, dtype, device) -> dict:
     from .. import ops
     from ..ops.warmup import CALLS, _torch_dtypes
     args = CALLS[function].make(*shape, _torch_dtypes([dtype])[0], {}, device)
-    fn = getattr(ops, function)
+    fn = getattr(ops, CALLS[function].function)
 
     def run_of(route):
         def run():
@@ -236,7 +236,7 @@ def _op_and_call(op_name: str):
     ops = {op.name: op for op in all_ops()}
     if op_name not in ops:
         raise InputError(f"no op named {op_name!r}", hint=f"ops: {', '.join(sorted(ops))}")
-    calls = [c.function for c in CALLS.values() if c.op == op_name]
+    calls = [c.name for c in CALLS.values() if c.op == op_name]
     if not calls:
         raise InputError(f"op {op_name!r} has no warm-up call to time it with",
                          hint=f"tune one of: {', '.join(sorted({c.op for c in CALLS.values()}))}")

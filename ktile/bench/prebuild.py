@@ -15,11 +15,11 @@ ROTARY_COLS = 4096        # bench_rows' query width (32 heads of 128)
 DTYPES = {"softmax": "fp32"}
 
 
-def problem(name: str, dims: dict) -> tuple[int, int]:
+def problem(name: str, dims: dict) -> tuple[int, int] | None:
     if name == "rotary_embedding":
         return dims["tokens"], ROTARY_COLS
-    key = next(k for k in PROBLEM if k in dims)
-    return PROBLEM[key](dims)
+    key = next((k for k in PROBLEM if k in dims), None)
+    return None if key is None else PROBLEM[key](dims)
 
 
 def plan(names: list[str], shapes_of, known) -> dict[str, dict[str, list]]:
@@ -28,7 +28,9 @@ def plan(names: list[str], shapes_of, known) -> dict[str, dict[str, list]]:
     for name in names:
         if name not in known:
             continue
-        problems = sorted({problem(name, s.dims) for s in shapes_of(name)})
+        problems = sorted({problem(name, s.dims) for s in shapes_of(name)} - {None})
+        if not problems:          # dims without a (rows, cols) form here: built lazily
+            continue
         by_dtype.setdefault(DTYPES.get(name, "bf16"), {})[name] = problems
     return by_dtype
 

@@ -128,7 +128,7 @@ def refusal(op, route, target: str) -> str | None:
     from ._library import pinned
     from .warmup import CALLS, call_op
     from ..runtime.builds import building
-    calls = [c.function for c in CALLS.values() if c.op == op.name][:1]
+    calls = [c.name for c in CALLS.values() if c.op == op.name][:1]
     multiple = getattr(route, "cols_multiple", 1)
     low = -(-(route.min_cols or 1) // multiple) * multiple
     high = route.max_cols // multiple * multiple

@@ -13,113 +13,62 @@ those shapes compiles nothing (tests/tier1/test_warmup_build.py counts with
 `ktile.runtime.build_count()`; tests/tier3 on the H200, CUDA-graph capture included).
 Loading the code objects onto a GPU is the first real call's work (it compiles nothing).
 
-`CALLS` says how to call each op function at a (rows, cols) problem: rows and cols as the op's
-routing table reads them. The tuner times ops through the same calls.
+`CALLS` (warmup_calls.py) says how to call each public op function, in each of its forms, at
+a (rows, cols) problem: rows and cols as the op's routing table reads them ((rows, cols, inner)
+for matmul and linear: M, N, K). The tuner times ops through the same calls.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from ..errors import InputError
+from .warmup_calls import CALLS, OpCall  # noqa: F401 - OpCall: part of this module's API
 
 MODEL_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_heads", "head_dim",
               "max_tokens")
 
 
-@dataclass(frozen=True)
-class OpCall:
-    """How to call `ktile.ops.<function>` (of op `op`) at `rows` x `cols`: `make(rows, cols,
-    dtype, sizes)` returns the arguments (tensors of torch `dtype`, on the CPU unless `device`
-    says otherwise); `sizes` holds the model's other sizes (vocab_size...)."""
-    function: str
-    op: str
-    make: Callable[..., tuple]
+OPTIONAL_KEYS = {"num_kv_heads": "num_heads"}     # a key left out takes the other's value
 
 
-def _empty(shape, dtype, device):
-    import torch
-    return torch.empty(shape, dtype=dtype, device=device)
-
-
-def _zeros(shape, dtype, device):
-    import torch
-    return torch.zeros(shape, dtype=dtype, device=device)
-
-
-def _norm(rows, cols, dtype, sizes, device="cpu"):
-    return _empty((rows, cols), dtype, device), _zeros((cols,), dtype, device)
-
-
-def _fused(rows, cols, dtype, sizes, device="cpu"):
-    return (_empty((rows, cols), dtype, device), _empty((rows, cols), dtype, device),
-            _zeros((cols,), dtype, device))
-
-
-def _layer_norm(rows, cols, dtype, sizes, device="cpu"):
-    return (_empty((rows, cols), dtype, device), _zeros((cols,), dtype, device),
-            _zeros((cols,), dtype, device))
-
-
-def _gated(rows, cols, dtype, sizes, device="cpu"):
-    return (_empty((rows, 2 * cols), dtype, device),)
-
-
-def _one(rows, cols, dtype, sizes, device="cpu"):
-    return (_empty((rows, cols), dtype, device),)
-
-
-def _two(rows, cols, dtype, sizes, device="cpu"):
-    return _empty((rows, cols), dtype, device), _empty((rows, cols), dtype, device)
-
-
-def _embedding(rows, cols, dtype, sizes, device="cpu"):
-    import torch
-    vocab = sizes.get("vocab_size", 1)
-    return _zeros((rows,), torch.int32, device), _empty((vocab, cols), dtype, device)
-
-
-def _rotary(rows, cols, dtype, sizes, device="cpu"):
-    import torch
-    head = sizes.get("head_dim", 128)
-    return (_zeros((rows,), torch.int64, device), _empty((rows, cols), dtype, device),
-            _empty((rows, cols), dtype, device), head,
-            _zeros((1, head), torch.float32, device))
-
-
-CALLS = {call.function: call for call in (
-    OpCall("rms_norm", "rms_norm", _norm),
-    OpCall("fused_add_rms_norm", "fused_add_rms_norm", _fused),
-    OpCall("layer_norm", "layer_norm", _layer_norm),
-    OpCall("silu_and_mul", "act_and_mul", _gated),
-    OpCall("softmax", "softmax", _one),
-    OpCall("add", "elementwise", _two),
-    OpCall("embedding", "embedding", _embedding),
-    OpCall("rotary_embedding", "rotary_embedding", _rotary),
-)}
-
-
-def model_shapes(config: dict) -> dict[str, list[tuple[int, int]]]:
-    """The op calls of a decoder model's forward pass, by op function, at every row count
+def model_shapes(config: dict) -> dict[str, list[tuple[int, ...]]]:
+    """The op calls of a decoder model's forward pass, by call name (CALLS), at every row count
     whose route may differ (1, max_tokens, and each side of every row bound of the op's
     table), for a config {hidden_size, intermediate_size, vocab_size, num_heads, head_dim,
-    max_tokens}."""
+    max_tokens} and optionally num_kv_heads (default num_heads): embedding; rms_norm and
+    fused_add_rms_norm; the q/k/v, o, gate/up, down and lm-head projections (linear, M x N x
+    K); rotary_embedding with a float32 cos/sin cache and one in the query's dtype (vLLM's);
+    kv_cache_write; silu_and_mul; add; softmax over the vocabulary."""
+    sizes = _model_sizes(config)
+    hidden, inter, vocab = sizes["hidden_size"], sizes["intermediate_size"], sizes["vocab_size"]
+    head = sizes["head_dim"]
+    q_cols, kv_cols = sizes["num_heads"] * head, sizes["num_kv_heads"] * head
+    widths = {"embedding": [hidden], "rms_norm": [hidden], "fused_add_rms_norm": [hidden],
+              "add": [hidden], "rotary_embedding": [q_cols],
+              "rotary_embedding_own_cache": [q_cols], "kv_cache_write": [kv_cols],
+              "silu_and_mul": [inter], "softmax": [vocab],
+              "linear": [(q_cols + 2 * kv_cols, hidden), (hidden, q_cols), (2 * inter, hidden),
+                         (hidden, inter), (vocab, hidden)]}
+    found = {}
+    for name, shapes in widths.items():
+        rows = _row_counts(CALLS[name].op, sizes["max_tokens"])
+        found[name] = [(r, *s) if isinstance(s, tuple) else (r, s) for s in shapes for r in rows]
+    return found
+
+
+def _model_sizes(config: dict) -> dict:
     missing = [k for k in MODEL_KEYS if k not in config]
     if missing:
         raise InputError(f"warmup: the model config lacks {', '.join(missing)}",
                          hint=f"pass a dict with {', '.join(MODEL_KEYS)}, or a dict of op "
                               f"function -> [(rows, cols), ...]")
-    for key in MODEL_KEYS:
-        value = config[key]
+    sizes = {**{k: config.get(k, config.get(v)) for k, v in OPTIONAL_KEYS.items()},
+             **{k: config[k] for k in MODEL_KEYS}}
+    for key, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"warmup: model config '{key}' is {value!r}; it must be a "
                              f"positive int", hint=f"pass the model's {key}")
-    hidden, heads = config["hidden_size"], config["num_heads"] * config["head_dim"]
-    widths = {"embedding": hidden, "rms_norm": hidden, "fused_add_rms_norm": hidden,
-              "add": hidden, "rotary_embedding": heads,
-              "silu_and_mul": config["intermediate_size"], "softmax": config["vocab_size"]}
-    return {fn: [(rows, cols) for rows in _row_counts(CALLS[fn].op, config["max_tokens"])]
-            for fn, cols in widths.items()}
+    return sizes
 
 
 def _row_counts(op_name: str, max_tokens: int) -> list[int]:
@@ -157,45 +106,62 @@ def warmup(shapes_or_model_config: dict, *, target: str | None = None,
     shapes = _shapes(shapes_or_model_config)
     target = _target(target)
     targets.get(target)
-    sizes = shapes_or_model_config if "max_tokens" in shapes_or_model_config else {}
+    sizes = _model_sizes(shapes_or_model_config) if _is_model(shapes_or_model_config) else {}
     before, calls, traces = build_count(), 0, []
     with building(target, compile=False, collect=traces):
-        for function, problems in shapes.items():
+        for name, problems in shapes.items():
             for dtype in _torch_dtypes(dtypes):
-                for rows, cols in problems:
-                    call_op(function, rows, cols, dtype, sizes)
+                for shape in problems:
+                    call_shape(name, shape, dtype, sizes)
                     calls += 1
     build_traces(traces)
     done = build_count() - before
     return WarmupReport(target, calls, done.compiles, done.hits)
 
 
-def call_op(function: str, rows: int, cols: int, dtype, sizes: dict | None = None,
-            device: str = "cpu"):
-    """Call `ktile.ops.<function>` once at rows x cols of torch `dtype` (CALLS' arguments)."""
+def call_shape(name: str, shape: tuple, dtype, sizes: dict | None = None, device: str = "cpu"):
+    """`call_op` at a warm-up problem: (rows, cols), or (rows, cols, inner) for matmul."""
+    return call_op(name, shape[0], shape[1], dtype, sizes, device,
+                   inner=shape[2] if len(shape) > 2 else None)
+
+
+def call_op(name: str, rows: int, cols: int, dtype, sizes: dict | None = None,
+            device: str = "cpu", inner: int | None = None):
+    """Call the op function of CALLS[name] once at rows x cols (x inner: K of a matmul) of
+    torch `dtype`, with CALLS' arguments."""
     from .. import ops
-    args = CALLS[function].make(rows, cols, dtype, sizes or {}, device)
-    return getattr(ops, function)(*args)
+    call = CALLS[name]
+    sizes = {**(sizes or {}), **({"inner": inner} if inner is not None else {})}
+    args = call.make(rows, cols, dtype, sizes, device)
+    return getattr(ops, call.function)(*args)
 
 
-def _shapes(given) -> dict[str, list[tuple[int, int]]]:
+def _is_model(given: dict) -> bool:
+    return any(k in given for k in MODEL_KEYS)
+
+
+def _shapes(given) -> dict[str, list[tuple[int, ...]]]:
     if not isinstance(given, dict):
         raise InputError(f"warmup: expected a model config dict or a dict of op function -> "
                          f"[(rows, cols), ...], got {type(given).__name__}",
                          hint=f"pass {{'rms_norm': [(1, 4096)]}} or a config with "
                               f"{', '.join(MODEL_KEYS)}")
-    if any(k in given for k in MODEL_KEYS):
+    if _is_model(given):
         return model_shapes(given)
-    for function, problems in given.items():
-        if function not in CALLS:
-            raise InputError(f"warmup: no warm-up call for op function {function!r}",
+    for name, problems in given.items():
+        if name not in CALLS:
+            raise InputError(f"warmup: no warm-up call named {name!r}",
                              hint=f"warm up one of: {', '.join(sorted(CALLS))}")
+        size = 3 if CALLS[name].inner else 2
+        form = "(rows, cols, inner)" if CALLS[name].inner else "(rows, cols)"
         for shape in problems:
-            if (not isinstance(shape, tuple) or len(shape) != 2
-                    or not all(isinstance(v, int) and v >= 1 for v in shape)):
-                raise InputError(f"warmup: {function}'s shape {shape!r} is not (rows, cols) "
-                                 f"of positive ints", hint="pass [(rows, cols), ...]")
-    return {function: list(problems) for function, problems in given.items()}
+            if (not isinstance(shape, tuple) or len(shape) != size
+                    or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+                               for v in shape)):
+                raise InputError(f"warmup: {name}'s shape {shape!r} is not {form} of positive "
+                                 f"ints", hint=f"pass [{form}, ...]"
+                                               + ("  (M, N, K)" if CALLS[name].inner else ""))
+    return {name: list(problems) for name, problems in given.items()}
 
 
 def _target(target: str | None) -> str:

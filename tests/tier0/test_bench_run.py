@@ -77,10 +77,10 @@ def test_an_alternative_that_raises_is_recorded_not_fatal(cpu_run, tmp_path, cap
 def test_the_prebuild_plan_maps_bench_shapes_to_warm_up_calls():
     from ktile.ops.warmup import CALLS
     found = cases.benches()
-    plan = prebuild.plan(["rms_norm", "softmax", "add", "rotary_embedding", "dequantize"],
+    plan = prebuild.plan(["rms_norm", "softmax", "add", "rotary_embedding", "kv_cache_write"],
                          lambda name: found[name].quick, CALLS)
     assert set(plan) == {"bf16", "fp32"} and list(plan["fp32"]) == ["softmax"]
     assert (16384, 8192) in plan["bf16"]["rms_norm"]
     assert plan["bf16"]["add"] == [(256, 4096), (16384, 4096), (65536, 4096)]
     assert plan["bf16"]["rotary_embedding"][0] == (1, prebuild.ROTARY_COLS)
-    assert "dequantize" not in plan["bf16"]          # warm-up has no call for it: built lazily
+    assert "kv_cache_write" not in plan["bf16"]      # its bench dims have no (rows, cols) here

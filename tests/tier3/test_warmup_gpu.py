@@ -21,8 +21,8 @@ def test_warmup_then_every_op_and_a_graph_compile_nothing():
     warm.warmup(MODEL)                                     # this GPU's target
     before = build_count()
     for function, problems in warm.model_shapes(MODEL).items():
-        for rows, cols in problems:
-            warm.call_op(function, rows, cols, torch.bfloat16, MODEL, device="cuda")
+        for shape in problems:
+            warm.call_shape(function, shape, torch.bfloat16, MODEL, device="cuda")
     torch.cuda.synchronize()
     calls = {fn: warm.CALLS[fn].make(8, MODEL["hidden_size"], torch.bfloat16, MODEL, "cuda")
              for fn in CAPTURED}
