@@ -69,9 +69,10 @@ def test_fp8_static_clamps_at_448():
     assert q.float().abs().max().item() == 448.0
 
 
+@pytest.mark.parametrize("shape", [(21, 300), (21, 320)], ids=str)   # 320: token_rows.py
 @pytest.mark.parametrize("form", ["int8_token", "int8_tensor", "fp8_token", "fp8_tensor"])
-def test_dequantize(form):
-    x = data((21, 300))
+def test_dequantize(form, shape):
+    x = data(shape)
     quant = ktile.ops.scaled_int8_quant if form.startswith("int8") else ktile.ops.scaled_fp8_quant
     kwargs = {"use_per_token_if_dynamic": True} if form == "fp8_token" else {}
     q, scale = quant(x, torch.tensor([0.05]), **kwargs) if form == "int8_tensor" else \

@@ -56,13 +56,14 @@ BINARY_OPS = tuple(COMBINE)
 UNARY_OPS = tuple(APPLY)
 
 
-def flat_grid(dt):
-    """The grid of a kernel of `dt` whose warps hold flat tiles (`warp_tiles`): row blocks on
-    x (grid.y is capped at 65535; a reflowed 2^30-element tensor has 2^24 rows), column tiles
-    on y."""
+def flat_grid(dt, out: str = "o"):
+    """The grid of a kernel of `dt` whose warps hold flat tiles (`warp_tiles`) of tensor
+    parameter `out`: row blocks on x (grid.y is capped at 65535; a reflowed 2^30-element tensor
+    has 2^24 rows), column tiles on y."""
     def grid(p):
         rows_per_block = ROW_TILE * p.WARPS * tiles_held(dt, p.HELD)
-        return hk.cdiv(p.o.rows, rows_per_block), hk.cdiv(p.o.cols, p.COLS)
+        o = getattr(p, out)
+        return hk.cdiv(o.rows, rows_per_block), hk.cdiv(o.cols, p.COLS)
     return grid
 
 

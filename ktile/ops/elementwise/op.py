@@ -74,11 +74,11 @@ def _plan(op: str, x, y):
 
 # ---- launching ----------------------------------------------------------------------------
 
-def _as_rows(t):
-    """t (contiguous) as a 2-D view: as rows of config.REFLOW where that divides its size
+def as_rows(t):
+    """t as a 2-D view: a contiguous t as rows of config.REFLOW where that divides its size
     (elementwise math does not care where rows end; each 16-row flat tile is then one
     contiguous run of memory), else its own rows."""
-    if t.numel() % config.REFLOW == 0:
+    if t.is_contiguous() and t.numel() % config.REFLOW == 0:
         return t.view(-1, config.REFLOW)
     return lib.rows_of(t)
 
@@ -96,7 +96,7 @@ def launch_binary(x, y, out, op: str) -> None:
     big, small, form, swap = _plan(op, x, y)
     big, small = big.contiguous(), small.contiguous()
     if form == "same":
-        o = _as_rows(out)
+        o = as_rows(out)
         _run("binary", o.shape, big.view(o.shape), small.view(o.shape), o,
              OP=op, SWAP=swap)
         return
@@ -111,12 +111,12 @@ def launch_binary(x, y, out, op: str) -> None:
 
 
 def launch_scalar(x, s: float, out, op: str, swap: bool) -> None:
-    o = _as_rows(out)
+    o = as_rows(out)
     _run("scalar", o.shape, x.contiguous().view(o.shape), s, o, OP=op, SWAP=swap)
 
 
 def launch_unary(x, out, fn: str) -> None:
-    o = _as_rows(out)
+    o = as_rows(out)
     _run("unary", o.shape, x.contiguous().view(o.shape), o, FN=fn)
 
 

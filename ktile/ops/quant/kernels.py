@@ -2,8 +2,9 @@
 dynamic), and the matching dequantisation. Each factory takes the ktile dtype name of the
 floating-point side ('bf16', 'fp16', 'fp32') and returns one `@hk.kernel` per dtype.
 
-Every kernel reads its input as `[tokens, hidden]` rows (the op function folds leading
-dimensions into tokens) in blocks of 16 rows. The semantics are reference.py's, bit for bit:
+The per-token kernels here (the op's fallback where hidden is not a multiple of 16; token_rows.py
+has the usual ones) read `[tokens, hidden]` rows (the op function folds leading dimensions into
+tokens) in row-layout blocks of 16 rows; the per-tensor ones are elementwise on flat tiles. The semantics are reference.py's, bit for bit:
 a scale is a float32 per token or per tensor, read from a tensor (never `.item()`: a CUDA graph
 replays a new scale), and a per-tensor dynamic scale is two phases, never atomics: per-token
 maxima, then one block folds them.
@@ -11,6 +12,8 @@ maxima, then one block folds them.
 import functools
 
 import ktile as hk
+
+from ..elementwise.kernels import flat, flat_grid, tiles_held, warp_tiles
 
 INT8_MAX = 127.0
 FP8_MAX = 448.0
@@ -79,16 +82,20 @@ def int8_per_token(dtype: str):
 @functools.cache
 def int8_per_tensor(dtype: str):
     """q = round-half-even(x / scale) saturated to [-128, 127], scale given (vLLM's
-    static_scaled_int8_quant). Elementwise: blocks of 16 rows x COLS columns."""
+    static_scaled_int8_quant). Elementwise, on flat tiles (`elementwise.kernels.warp_tiles`;
+    the op reflows a contiguous x as rows of 64): each lane moves 16-byte units of x and
+    8-byte units of q."""
     dt = _dt(dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, p.COLS), hk.cdiv(p.x.rows, 16)),
-               requires=PER_TENSOR)
+    @hk.kernel(grid=flat_grid(dt, "q"), warps="WARPS", requires=PER_TENSOR)
     def quant_int8_per_tensor(x: hk.Tensor[dt], scale: hk.Tensor[hk.fp32],
-                              q: hk.Tensor[hk.i8], *, COLS: hk.Constexpr[int] = 64):
-        idx = hk.tile_coord(0, 0, hk.arch.block_idx.y, hk.arch.block_idx.x)
+                              q: hk.Tensor[hk.i8], *, COLS: hk.Constexpr[int] = 64,
+                              WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        xs = [x[idx].load(t) for idx in tiles]
         s = scalar_at_origin(scale)
-        q[idx] = hk.round(x[idx].load(hk.RT(dt, 16, COLS)).to(hk.fp32) / s).to(hk.i8)
+        for idx, xt in zip(tiles, xs):
+            q[idx] = hk.round(xt.to(hk.fp32) / s).to(hk.i8)
     return quant_int8_per_tensor
 
 
@@ -117,17 +124,20 @@ def fp8_per_token(dtype: str):
 @functools.cache
 def fp8_per_tensor(dtype: str):
     """q = fp8(clamp(x · (1 / scale), ±448)) for one float32 scale (vLLM's
-    static_scaled_fp8_quant; the dynamic form computes the scale first, `tensor_scale`)."""
+    static_scaled_fp8_quant; the dynamic form computes the scale first, `tensor_scale`).
+    Elementwise on flat tiles, as int8_per_tensor."""
     dt = _dt(dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, p.COLS), hk.cdiv(p.x.rows, 16)),
-               requires=PER_TENSOR)
+    @hk.kernel(grid=flat_grid(dt, "q"), warps="WARPS", requires=PER_TENSOR)
     def quant_fp8_per_tensor(x: hk.Tensor[dt], scale: hk.Tensor[hk.fp32],
-                             q: hk.Tensor[hk.fp8], *, COLS: hk.Constexpr[int] = 64):
-        idx = hk.tile_coord(0, 0, hk.arch.block_idx.y, hk.arch.block_idx.x)
+                             q: hk.Tensor[hk.fp8], *, COLS: hk.Constexpr[int] = 64,
+                             WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        xs = [x[idx].load(t) for idx in tiles]
         inverse = 1.0 / scalar_at_origin(scale)
-        xs = x[idx].load(hk.RT(dt, 16, COLS)).to(hk.fp32) * inverse
-        q[idx] = hk.minimum(hk.maximum(xs, -FP8_MAX), FP8_MAX).to(hk.fp8)
+        for idx, xt in zip(tiles, xs):
+            scaled = xt.to(hk.fp32) * inverse
+            q[idx] = hk.minimum(hk.maximum(scaled, -FP8_MAX), FP8_MAX).to(hk.fp8)
     return quant_fp8_per_tensor
 
 
@@ -185,16 +195,20 @@ def dequant_per_token(q_dtype: str, dtype: str):
 
 @functools.cache
 def dequant_per_tensor(q_dtype: str, dtype: str):
-    """out = q · scale, one float32 scale, rounded once to `dtype`."""
+    """out = q · scale, one float32 scale, rounded once to `dtype`. Elementwise on flat tiles
+    (the op reflows contiguous tensors as rows of 64): 8-byte units of q, 16-byte ones of out."""
     qt, dt = _dt(q_dtype), _dt(dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.cols, p.COLS), hk.cdiv(p.q.rows, 16)),
+    @hk.kernel(grid=flat_grid(dt, "out"), warps="WARPS",
                requires=[(lambda p: p.q.batch * p.q.depth == 1, "q must be 2-D [tokens, hidden]"),
                          (lambda p: p.out.shape == p.q.shape, "out must have q's shape"),
                          (lambda p: p.scale.cols * p.scale.rows == 1, "scale must be one float32")])
     def dequant_per_tensor_of(q: hk.Tensor[qt], scale: hk.Tensor[hk.fp32],
-                              out: hk.Tensor[dt], *, COLS: hk.Constexpr[int] = 64):
-        idx = hk.tile_coord(0, 0, hk.arch.block_idx.y, hk.arch.block_idx.x)
+                              out: hk.Tensor[dt], *, COLS: hk.Constexpr[int] = 64,
+                              WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
+        t, tiles = flat(qt, COLS), warp_tiles(tiles_held(dt, HELD))
+        qs = [q[idx].load(t) for idx in tiles]
         s = scalar_at_origin(scale)
-        out[idx] = (q[idx].load(hk.RT(qt, 16, COLS)).to(hk.fp32) * s).to(dt)
+        for idx, qtile in zip(tiles, qs):
+            out[idx] = (qtile.to(hk.fp32) * s).to(dt)
     return dequant_per_tensor_of

@@ -18,6 +18,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from ..elementwise.launch import run_kernel
+from ..elementwise.op import as_rows
 from . import config, kernels, token_rows
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -98,8 +99,8 @@ def _int8_per_token_fake(x):
 
 def _int8_per_tensor(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     q = torch.empty_like(x, dtype=torch.int8)
-    _run(config.INT8, "int8_per_tensor", lib.kt_dtype(x), lib.rows_of(x), scale.view(-1),
-         lib.rows_of(q), target=lib.target_of(x))
+    _run(config.INT8, "int8_per_tensor", lib.kt_dtype(x), as_rows(x), scale.view(-1),
+         as_rows(q), target=lib.target_of(x))
     return q
 
 
@@ -142,8 +143,8 @@ def _fp8_per_token_fake(x):
 
 
 def _fp8_static_into(x, scale, q) -> None:
-    _run(config.FP8, "fp8_per_tensor", lib.kt_dtype(x), lib.rows_of(x), scale.view(-1),
-         lib.rows_of(q), target=fp8_target("scaled_fp8_quant", x))
+    _run(config.FP8, "fp8_per_tensor", lib.kt_dtype(x), as_rows(x), scale.view(-1),
+         as_rows(q), target=fp8_target("scaled_fp8_quant", x))
 
 
 def _fp8_static(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
@@ -204,11 +205,18 @@ _TORCH_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "
 def _dequant(q: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     out = torch.empty_like(q, dtype=dtype)
     qt = lib.kt_dtype(q)
-    form = "per_token" if scale.numel() > 1 else "per_tensor"
-    name = f"dequant_{'int8' if qt == 'i8' else 'fp8'}_{form}"
+    name = f"dequant_{'int8' if qt == 'i8' else 'fp8'}"
     target = lib.target_of(q) if qt == "i8" else fp8_target("dequantize", q)
-    _run(config.DEQUANT, name, _TORCH_DTYPES[dtype], lib.rows_of(q), scale.view(-1),
-         lib.rows_of(out), target=target)
+    kernel_dtype = _TORCH_DTYPES[dtype]
+    if scale.numel() == 1:
+        _run(config.DEQUANT, f"{name}_per_tensor", kernel_dtype, as_rows(q), scale.view(-1),
+             as_rows(out), target=target)
+    elif _by_token(q, out):
+        _run(config.DEQUANT, f"{name}_per_token_rows", kernel_dtype, token_rows.token_view(q),
+             scale.view(-1, 1), token_rows.token_view(out), target=target)
+    else:
+        _run(config.DEQUANT, f"{name}_per_token", kernel_dtype, lib.rows_of(q), scale.view(-1),
+             lib.rows_of(out), target=target)
     return out
 
 
@@ -252,6 +260,8 @@ KERNELS = {
     "dequant_int8_per_tensor": _dequant_kernel(kernels.dequant_per_tensor, "i8"),
     "dequant_fp8_per_token": _dequant_kernel(kernels.dequant_per_token, "fp8"),
     "dequant_fp8_per_tensor": _dequant_kernel(kernels.dequant_per_tensor, "fp8"),
+    "dequant_int8_per_token_rows": _dequant_kernel(token_rows.dequant_per_token_rows, "i8"),
+    "dequant_fp8_per_token_rows": _dequant_kernel(token_rows.dequant_per_token_rows, "fp8"),
 }
 REFERENCE = "ktile.ops.quant.reference"
 OPS = [

@@ -1,15 +1,17 @@
-"""Per-token quantisation with one warp per token: the kernels the op runs where the hidden size
-is a multiple of 16 (every model's).
+"""Per-token quantisation and dequantisation with one warp per token: the kernels the ops run
+where the hidden size is a multiple of 16 (every model's).
 
 The op views x `[tokens, hidden]` as `[tokens · 16, hidden / 16]` (`token_view`): token r is
-tile-row r of that view, its 16 rows the 16 sixteenths of the token. A warp reads its token's
-tiles once for max|x| (a full-tile max: `row_max` then the vector's max, no block reduce, no
-shared memory) and again to quantise; the second read follows the first within a few
-microseconds and hits the cache, where the 16-token-block kernels (kernels.py) re-read a
-block's 16 rows × hidden after 4 warps have streamed them, long enough at large token counts
-for the rows to leave L2 (2 reads + 1 write from DRAM, against 1 + 1 here). Each tile is a
-row-layout 16 x COLS tile, so its loads are the wide ones (16 bytes per lane on sm_90a, the
-layout's runs on AMD) whenever hidden / 16 is a multiple of 8. Tokens past the last (the
+tile-row r of that view, its 16 rows the 16 sixteenths of the token. Its tiles are flat-layout
+16 x COLS tiles (memory order: docs/language.md, "The flat layout"), so a per-token statistic
+is a whole-tile reduction (`hk.tile_max`) and a per-token scale a scalar of the warp: no vector
+broadcast, no block reduce, no shared memory. A warp reads its token's tiles once for max|x|
+and again to quantise; the second read follows the first within a few microseconds and hits the
+cache, where the 16-token-block kernels (kernels.py) re-read a block's 16 rows × hidden after 4
+warps have streamed them, long enough at large token counts for the rows to leave L2 (2 reads +
+1 write from DRAM, against 1 + 1 here). A whole tile moves in 16-byte units of the float side
+and 8-byte units of the 8-bit side whenever hidden / 16 fills whole units (hidden a multiple of
+128); a tile at the view's right edge moves element by element. Tokens past the last (the
 block's last warps) read zeros and store nothing: no branch.
 
 The semantics are the 16-token kernels', bit for bit (same float32 operations; a max is
@@ -19,6 +21,7 @@ import functools
 
 import ktile as hk
 
+from ..elementwise.kernels import flat
 from .kernels import FP8_MAX, INT8_MAX, MIN_FP8_SCALE
 
 ROWS_PER_TOKEN = 16
@@ -51,17 +54,24 @@ def _grid(p):
 def token_absmax(x, r, t, COLS):
     """max|x| of token r (tile-row r of the view), a scalar held by every lane of the warp.
     Columns past the edge load 0, which no max exceeds."""
-    amax = hk.zeros(hk.RV(hk.fp32, 16))
+    amax = 0.0
     for c in range(hk.cdiv(x.cols, COLS)):
         xs = x[hk.tile_coord(0, 0, r, c)].load(t).to(hk.fp32)
-        amax = hk.maximum(amax, hk.row_max(hk.abs(xs)))
-    return amax.max()
+        amax = hk.maximum(amax, hk.tile_max(hk.abs(xs)))
+    return amax
 
 
 @hk.func
 def store_per_token(g, r, value):
     """g[r, 0] = value for g of [tokens, 1]: a vector stored at one column keeps element 0."""
     g[hk.elem_coord(0, 0, r, 0)] = hk.zeros(hk.RV(hk.fp32, 16)) + value
+
+
+@hk.func
+def load_per_token(g, r):
+    """g[r, 0] of g [tokens, 1] as a scalar: a 16-vector read at that one column pads its other
+    elements with -0.0, which leaves any value's sum unchanged (+0.0 and -0.0 included)."""
+    return hk.sum(g[hk.elem_coord(0, 0, r, 0)].load(hk.RV(hk.fp32, 16), pad=-0.0))
 
 
 def _token(r_block):
@@ -78,7 +88,7 @@ def int8_per_token_rows(dtype: str):
                               scales: hk.Tensor[hk.fp32], *, COLS: hk.Constexpr[int] = 64,
                               WARPS: hk.Constexpr[int] = 4):
         r = _token(hk.arch.block_idx.x)
-        t = hk.RT(dt, 16, COLS)
+        t = flat(dt, COLS)
         amax = token_absmax(x, r, t, COLS)
         inverse = INT8_MAX / amax
         for c in range(hk.cdiv(x.cols, COLS)):
@@ -98,7 +108,7 @@ def fp8_per_token_rows(dtype: str):
                              scales: hk.Tensor[hk.fp32], *, COLS: hk.Constexpr[int] = 64,
                              WARPS: hk.Constexpr[int] = 4):
         r = _token(hk.arch.block_idx.x)
-        t = hk.RT(dt, 16, COLS)
+        t = flat(dt, COLS)
         scale = hk.maximum(token_absmax(x, r, t, COLS) / FP8_MAX, MIN_FP8_SCALE)
         inverse = 1.0 / scale
         for c in range(hk.cdiv(x.cols, COLS)):
@@ -119,5 +129,28 @@ def absmax_rows(dtype: str):
     def token_absmax_of(x: hk.Tensor[dt], amax: hk.Tensor[hk.fp32], *,
                         COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
         r = _token(hk.arch.block_idx.x)
-        store_per_token(amax, r, token_absmax(x, r, hk.RT(dt, 16, COLS), COLS))
+        store_per_token(amax, r, token_absmax(x, r, flat(dt, COLS), COLS))
     return token_absmax_of
+
+
+@functools.cache
+def dequant_per_token_rows(q_dtype: str, dtype: str):
+    """kernels.dequant_per_token (out = q · scale[token], rounded once to `dtype`), one warp per
+    token: its scale a scalar of the warp."""
+    qt, dt = getattr(hk, q_dtype), getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows // ROWS_PER_TOKEN, p.WARPS),), warps="WARPS",
+               requires=[(lambda p: p.q.batch * p.q.depth == 1 and p.q.rows % ROWS_PER_TOKEN == 0,
+                          "q must be the [tokens * 16, hidden / 16] view (token_view)"),
+                         (lambda p: p.out.shape == p.q.shape, "out must be viewed like q"),
+                         (lambda p: p.scales.rows * ROWS_PER_TOKEN == p.q.rows
+                          and p.scales.cols == 1, "scales must be [tokens, 1]")])
+    def dequant_token_rows(q: hk.Tensor[qt], scales: hk.Tensor[hk.fp32], out: hk.Tensor[dt], *,
+                           COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
+        r = _token(hk.arch.block_idx.x)
+        s = load_per_token(scales, r)
+        t = flat(qt, COLS)
+        for c in range(hk.cdiv(q.cols, COLS)):
+            idx = hk.tile_coord(0, 0, r, c)
+            out[idx] = (q[idx].load(t).to(hk.fp32) * s).to(dt)
+    return dequant_token_rows
