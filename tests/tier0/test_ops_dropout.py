@@ -16,7 +16,7 @@ from bad_inputs import refused
 
 @pytest.mark.parametrize("shape,p,seed", [((1, 1000), 0.5, 123), ((37, 90), 0.25, 2024),
                                           ((3, 5, 70), 0.75, 7), ((2, 2, 3, 20), 0.1, -5),
-                                          ((100,), 0.5, 0)], ids=str)
+                                          ((100,), 0.5, 0), ((5, 40, 64), 0.3, 99)], ids=str)
 def test_matches_reference(shape, p, seed):
     x = torch.randn(shape, generator=torch.Generator().manual_seed(9))
     want, keep = R.dropout(x.numpy(), p, seed)

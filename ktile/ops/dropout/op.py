@@ -11,12 +11,13 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from ..elementwise.launch import run_kernel
+from ..elementwise.op import as_rows
 from .._library import Route, RoutingTable
 from . import kernels
 
 NAME = "dropout"
 DTYPES = ("bf16", "fp16", "fp32")
-TABLE = RoutingTable([Route("dropout_seeded", {"COLS": 64})])
+TABLE = RoutingTable([Route("dropout_seeded", {"COLS": 64, "WARPS": 4, "HELD": 1})])
 
 
 def _check_scalars(p, seed) -> tuple[float, int]:
@@ -31,9 +32,12 @@ def _check_scalars(p, seed) -> tuple[float, int]:
 
 
 def _launch(x, out, p: float, seed: int) -> None:
-    rows = lib.rows_of(x)
+    """x and out as rows of 64 where both are contiguous (the flat index of an element, what it
+    draws with, is the same in any row width), else as their own rows."""
+    both = x.is_contiguous() and out.is_contiguous()
+    rows, o = (as_rows(x), as_rows(out)) if both else (lib.rows_of(x), lib.rows_of(out))
     route = TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    run_kernel(OP.kernel(route, lib.kt_dtype(x)), rows, lib.rows_of(out), p, seed,
+    run_kernel(OP.kernel(route, lib.kt_dtype(x)), rows, o, p, seed,
                target=lib.target_of(x), **route.constants)
 
 

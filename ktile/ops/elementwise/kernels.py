@@ -89,13 +89,18 @@ def tiles_held(dt, held: int) -> int:
     return max(1, held * 16 // dt.bits)
 
 
-def warp_tiles(held: int) -> list:
-    """The tile coordinates of this warp's `held` 16 x COLS tiles: a block covers WARPS · held
-    row tiles of one column tile, warp w taking rows w, w + WARPS, ...: the block's warps read
-    adjacent tiles at each step (one contiguous run of a reflowed [n / COLS, COLS] view)."""
+def warp_tile_indices(held: int) -> list:
+    """(row tile, column tile) of this warp's `held` 16 x COLS tiles: a block covers WARPS ·
+    held row tiles of one column tile, warp w taking rows w, w + WARPS, ...: the block's warps
+    read adjacent tiles at each step (one contiguous run of a reflowed [n / COLS, COLS] view)."""
     warps = hk.arch.num_warps
     first = hk.arch.block_idx.x * warps * held + hk.arch.warp_id
-    return [hk.tile_coord(0, 0, first + i * warps, hk.arch.block_idx.y) for i in range(held)]
+    return [(first + i * warps, hk.arch.block_idx.y) for i in range(held)]
+
+
+def warp_tiles(held: int) -> list:
+    """The tile coordinates of `warp_tile_indices`."""
+    return [hk.tile_coord(0, 0, r, c) for r, c in warp_tile_indices(held)]
 
 
 def flat(dt, cols: int):
