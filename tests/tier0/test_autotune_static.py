@@ -155,3 +155,25 @@ def test_routes_shows_a_static_table_as_not_measured(fake_builds, tmp_path, monk
     entry = json.loads(out.strip().splitlines()[-1])["tables"][0]["shipped"]
     assert entry["measured"] is False and entry["method"] == static.METHOD
     assert entry["rule"] == static.RULE and entry["ok"]
+
+
+def test_a_stale_static_table_is_ignored_with_one_warning(tmp_path, monkeypatch):
+    """A static table naming a kernel the op no longer has (a kernel rewritten since the
+    table was generated): its bucket is ignored with one KernelWarning, `ktile routes` says so
+    (exit 1), and the op takes its built-in routes there."""
+    from ktile.errors import KernelWarning
+    stale = {"kind": "ktile", "kernel": "rms_norm_gone", "constants": {"WARPS": 4}}
+    table = {"format": _shipped.FORMAT, "op": "rms_norm", "target": TARGET, "measured": False,
+             "method": static.METHOD, "rule": static.RULE, "dtype": "bf16", "metadata": {},
+             "buckets": [{"rows": [1, 4096], "cols": [1, 1024], "route": stale,
+                          "default": stale, "replaced": False}]}
+    _shipped.write_table(table, _shipped.table_path("rms_norm", TARGET, tmp_path))
+    monkeypatch.setattr(_shipped, "ROUTES_DIR", tmp_path)
+    op = next(op for op in lib.all_ops() if op.name == "rms_norm")
+    monkeypatch.setattr(op.table, "measured", lib.MeasuredRoutes())
+    op.table.bind(op)
+    with pytest.warns(KernelWarning, match="rms_norm_gone") as caught:
+        route = op.table.choose(8, 1024, TARGET)
+    assert len([w for w in caught if issubclass(w.category, KernelWarning)]) == 1
+    assert route == lib.RoutingTable(op.table.routes).choose(8, 1024, TARGET)
+    assert cli_routes.main(["rms_norm", "--target", TARGET]) == 1
