@@ -7,8 +7,8 @@ An emulator build costs 12-17 s on this 2-core machine (clang -O0 of the generat
 the headers; cached, but any header edit invalidates it), so CI's selection is bounded
 (~30 s of builds cold, on 2 cores): four kernels of four different shapes, alternating the
 two targets: a same-shape binary (mul) and a gather with partial rotary, in place (NeoX RoPE)
-on gfx1100; a gated activation (silu_and_mul) and a looped full-tile reduction (int8 per
-token, one warp per token) on gfx950. The scatter (kv_cache_write), the counter-based random
+on gfx1100; a gated activation (silu_and_mul, one band per token) and a looped full-tile
+reduction (int8 per token, one warp per token) on gfx950. The scatter (kv_cache_write), the counter-based random
 (dropout) and the rest run in the full sweep (and on the interpreter in tier 0).
 KTILE_OPS_FULL_BUILD=1 (ktile/config.py) runs every test on both targets instead: every
 kernel an op launches, each op on each target (a developer's sweep, ~4 minutes).
@@ -79,9 +79,12 @@ def test_elementwise_broadcast_scalar_and_unary_forms(target):
         assert_close(results[form], want, tol)
 
 
+# d = 128: every token one band of 8 columns (act_and_mul_tokens); 136: bands of 16 rows of
+# [rows, 2d], the up half at an element offset (act_and_mul)
 @on("gfx950")
-def test_silu_and_mul(target):
-    x = randn(ROWS, 2 * COLS, seed=5)
+@pytest.mark.parametrize("d", [128, pytest.param(COLS, marks=() if FULL else SWEEP_ONLY)])
+def test_silu_and_mul(target, d):
+    x = randn(ROWS, 2 * d, seed=5)
     with lib.emulating(target):
         got = ktile.ops.silu_and_mul(x)
     want = act_ref.silu_and_mul(x.float().numpy(), dtypes.bf16)
@@ -139,7 +142,7 @@ def test_fp8_per_token(target, cols):
 
 @on(None)
 def test_int8_static_and_dequantize(target):
-    x = quant_data(COLS)
+    x = quant_data(320)                    # per-token dequantisation: one warp per token
     want_q, want_s = quant_ref.int8_per_token(x.float().numpy())
     with lib.emulating(target):
         q_static, _ = ktile.ops.scaled_int8_quant(x, torch.tensor([0.03]))
