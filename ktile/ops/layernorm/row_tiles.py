@@ -127,7 +127,8 @@ def layer_norm_rows_backward(dtype: str):
         for r in range(part, hk.cdiv(x.rows, 16), hk.cdiv(dw_part.rows, 16)):
             gs = dy[hk.tile_coord(0, 0, r, c)].load(t)
             xs = x[hk.tile_coord(0, 0, r, c)].load(t)
-            # the weight reloaded per row (L1 / L2): held across rows it spills fp32 at 8+ warps
+            # the weight reloaded per row (L1 / L2): held across rows, fp32 spilled at 8+ warps
+            # in the row layout (not re-measured flat: the routes already use 118-128 registers)
             ws = w[hk.tile_coord(0, 0, 0, c)].load(t)                        # past the row: 0
             mu, rs = _row_value(mean, r), _row_value(rstd, r)
             g = gs.to(hk.fp32)
