@@ -66,7 +66,7 @@ def describe(op, target: str) -> dict:
 
 
 def _shipped(op, target: str) -> dict | None:
-    from ..ops._shipped import read_table, route_of, table_path
+    from ..ops._shipped import kept_default, read_table, route_of, table_path
     path = table_path(op.name, target)
     if not path.is_file():
         return None
@@ -76,9 +76,14 @@ def _shipped(op, target: str) -> dict | None:
         return {"path": str(path), "ok": False, "error": str(err)}
     buckets = []
     for bucket in table["buckets"]:
+        if kept_default(table, bucket):          # not loaded by design: the built-in serves
+            buckets.append({**bucket, "loaded": False, "ignored_because": None,
+                            "builtin": True})
+            continue
         route, why = route_of(op, target, bucket)
-        buckets.append({**bucket, "loaded": route is not None, "ignored_because": why})
-    return {"path": str(path), "ok": all(b["loaded"] for b in buckets),
+        buckets.append({**bucket, "loaded": route is not None, "ignored_because": why,
+                        "builtin": False})
+    return {"path": str(path), "ok": all(b["loaded"] or b["builtin"] for b in buckets),
             "measured": table.get("measured") is True,
             "method": table.get("method", "timed" if table.get("measured") else None),
             "rule": table.get("rule"), "dtype": table.get("dtype"),
@@ -106,7 +111,8 @@ def _text(entry: dict) -> str:
     lines.append(f"  shipped   {shipped['path']} ({how}, {meta.get('utc')}, by "
                  f"`{meta.get('command')}`)")
     for b in shipped["buckets"]:
-        state = "" if b["loaded"] else f"  IGNORED: {b['ignored_because']}"
+        state = ("  (the default stayed: the built-in routes serve it)" if b["builtin"] else
+                 "" if b["loaded"] else f"  IGNORED: {b['ignored_because']}")
         lines.append(f"    rows {b['rows'][0]}-{b['rows'][1]}, cols {b['cols'][0]}-"
                      f"{b['cols'][1]}: {b['route'].get('kernel')} {b['route'].get('constants')}"
                      f"{' (replaces the default)' if b.get('replaced') else ''}{state}")

@@ -18,7 +18,9 @@ route whose kernel the op no longer has, or whose constants fail the kernel's re
 its trace for the target (the op's own call at the bucket's corner shapes, in build-only mode,
 for every dtype of the op) is not loaded either. Each ignored route gives one warning, when the
 table is first read; a table that cannot be read gives one warning and loads nothing. Shapes
-outside every loaded bucket take the op's built-in routes.
+outside every loaded bucket take the op's built-in routes. A static table's (`"measured":
+false`, `ktile tune --static`) buckets where the default stayed are not loaded at all: the
+built-in routes serve them, as they are now.
 """
 from __future__ import annotations
 
@@ -84,6 +86,8 @@ def shipped_routes(op, target: str, root: Path | None = None) -> list:
         return []
     routes = []
     for bucket in table["buckets"]:
+        if kept_default(table, bucket):
+            continue
         route, why = route_of(op, target, bucket)
         if route is None:
             _warn(f"{path.name} ({target}): the route {bucket['route']!r} for rows "
@@ -92,6 +96,13 @@ def shipped_routes(op, target: str, root: Path | None = None) -> list:
         else:
             routes.append(route)
     return routes
+
+
+def kept_default(table: dict, bucket: dict) -> bool:
+    """A bucket of a static table (not measured) where the default stayed: not loaded, so the
+    op's built-in routes serve it as they are now, not as they were when the table was made
+    (a measured table pins its defaults: they were timed)."""
+    return table.get("measured") is False and bucket.get("replaced") is False
 
 
 def route_of(op, target: str, bucket: dict):

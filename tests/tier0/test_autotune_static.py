@@ -148,6 +148,8 @@ def test_routes_shows_a_static_table_as_not_measured(fake_builds, tmp_path, monk
     monkeypatch.setattr(op.table, "measured", lib.MeasuredRoutes())
     op.table.bind(op)
     assert op.table.choose(static.FILL_ROWS - 1, 1024, TARGET).constants["WARPS"] == other_warps(probe)
+    # the unranked bucket (the default stayed) is not loaded: the built-in routes serve it
+    assert len(op.table.measured[TARGET]) == 1
     assert cli_routes.main(["rms_norm", "--target", TARGET, "--json"]) == 0
     out = capsys.readouterr().out
     assert "NOT measured: chosen by the static quality report" in out
@@ -155,6 +157,8 @@ def test_routes_shows_a_static_table_as_not_measured(fake_builds, tmp_path, monk
     entry = json.loads(out.strip().splitlines()[-1])["tables"][0]["shipped"]
     assert entry["measured"] is False and entry["method"] == static.METHOD
     assert entry["rule"] == static.RULE and entry["ok"]
+    assert [b["builtin"] for b in entry["buckets"]] == [True, False]
+    assert "the default stayed: the built-in routes serve it" in out
 
 
 def test_a_stale_static_table_is_ignored_with_one_warning(tmp_path, monkeypatch):
@@ -166,7 +170,7 @@ def test_a_stale_static_table_is_ignored_with_one_warning(tmp_path, monkeypatch)
     table = {"format": _shipped.FORMAT, "op": "rms_norm", "target": TARGET, "measured": False,
              "method": static.METHOD, "rule": static.RULE, "dtype": "bf16", "metadata": {},
              "buckets": [{"rows": [1, 4096], "cols": [1, 1024], "route": stale,
-                          "default": stale, "replaced": False}]}
+                          "default": stale, "replaced": True}]}
     _shipped.write_table(table, _shipped.table_path("rms_norm", TARGET, tmp_path))
     monkeypatch.setattr(_shipped, "ROUTES_DIR", tmp_path)
     op = next(op for op in lib.all_ops() if op.name == "rms_norm")

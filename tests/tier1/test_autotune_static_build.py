@@ -1,7 +1,8 @@
 """`ktile tune --static` for real (clang-22, cocheck, wave emulation), on a tiny space: rms_norm
 on gfx950 at one ranked bucket, the default and the first route of the other kernel (no
 variants), in bf16 only. The table is marked not measured, names its method and rule, holds the quality
-report of the winner and of the default, follows the rule, and loads (no route ignored)."""
+report of the winner and of the default, follows the rule, and loads (no route ignored; a
+bucket where the default stayed is left to the built-in routes)."""
 import pytest
 
 import build_gates
@@ -40,4 +41,5 @@ def test_a_tiny_space_ranked_by_its_reports(monkeypatch, tmp_path):
     row = table["buckets"][0]
     assert row["quality"] == winner.to_json() and row["default_quality"] == default.to_json()
     path = _shipped.write_table(table, _shipped.table_path("rms_norm", TARGET, tmp_path))
-    assert len(_shipped.shipped_routes(op, TARGET, tmp_path)) == 1, path
+    loaded = _shipped.shipped_routes(op, TARGET, tmp_path)      # a kept default is not loaded
+    assert len(loaded) == (1 if bucket.replaced else 0), path
