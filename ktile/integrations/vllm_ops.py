@@ -107,8 +107,15 @@ def _run(op: str, rows: int, device, ktile_fn: Callable, reference_fn: Callable,
         try:
             result = ktile_fn(*args)
         except InputError:            # ktile's op refuses this shape: the engine's path runs
+            if op not in ENGINE_PATHS:
+                raise
             choice = "engine"
     if choice == "engine":
+        if op not in ENGINE_PATHS:
+            raise InputError(f"ktile_vllm::{op}: the route is off (KTILE_VLLM=0 or "
+                             f"KTILE_VLLM_{op.upper()}=0) and no engine path is registered",
+                             hint="install the vLLM integration first "
+                                  "(ktile.integrations.vllm.install()), or turn the route on")
         _core.record(op, "fallback")
         return ENGINE_PATHS[op](*args)
     if choice == "reference":

@@ -5,6 +5,7 @@ takes."""
 import pytest
 import torch
 
+from ktile.errors import InputError
 from ktile.integrations import _core, vllm_hooks, vllm_ops
 
 BF16 = torch.bfloat16
@@ -79,6 +80,28 @@ def test_a_switched_off_route_runs_the_engines_path(monkeypatch):
     y = torch.ops.ktile_vllm.linear(x, w, None)
     torch.testing.assert_close(y, torch.nn.functional.linear(x, w))
     assert _core.counters()["linear"]["fallback"] == 1 and _core.calls("linear") == 0
+
+
+def test_a_route_off_with_no_engine_path_is_refused_naming_the_switch(monkeypatch):
+    monkeypatch.setenv("KTILE_VLLM_SILU_AND_MUL", "0")
+    monkeypatch.delitem(vllm_ops.ENGINE_PATHS, "silu_and_mul", raising=False)
+    with pytest.raises(InputError, match="KTILE_VLLM_SILU_AND_MUL"):
+        torch.ops.ktile_vllm.silu_and_mul(rand(2, 128))
+
+
+def test_use_kernel_runs_a_users_function_on_the_ktile_branch(monkeypatch):
+    calls = []
+
+    def mine(x):
+        calls.append(x.shape)
+        return torch.nn.functional.silu(x[..., :64]) * x[..., 64:]
+    monkeypatch.setattr(vllm_ops, "KERNELS", {})
+    vllm_ops.use_kernel("silu_and_mul", mine)
+    torch.ops.ktile_vllm.silu_and_mul(rand(2, 128))
+    torch.ops.ktile_vllm.silu_and_mul(rand(20, 128))          # above cpu_rows: the reference
+    assert calls == [(2, 128)] and _core.counters()["silu_and_mul"]["reference"] == 1
+    with pytest.raises(InputError, match="routes are"):
+        vllm_ops.use_kernel("gelu", mine)
 
 
 def test_shadow_mode_counts_a_routed_call_that_differs_from_the_engine(monkeypatch):
