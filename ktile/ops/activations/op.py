@@ -19,32 +19,23 @@ def out_shape(x) -> tuple[int, ...]:
     return tuple(x.shape[:-1]) + (x.shape[-1] // 2,)
 
 
-def token_form(x, d: int) -> bool:
-    """Whether act_and_mul_tokens takes the call: every token one band of 16 rows of d / 16,
-    those rows whole 16-byte units (d · itemsize a multiple of 256) so its tiles move in wide
-    accesses."""
-    return d % 16 == 0 and (d // 16) * x.element_size() % 16 == 0
+def token_form(d: int) -> bool:
+    """Whether act_and_mul_tokens can take the call: every token one band of 16 rows of d / 16
+    whose rows are whole 16-byte units for every dtype (d a multiple of 128: the routes'
+    cols_multiple), so its tiles move in wide accesses."""
+    return d % config.TOKEN_MULTIPLE == 0
 
 
 def launch(x: torch.Tensor, out: torch.Tensor, act: str) -> None:
     d, target = out.shape[-1], lib.target_of(x)
-    if token_form(x, d):
+    route = config.TABLE.choose(lib.rows_of(out).shape[0], d, target)   # a pinned one included
+    name = route.kernel if token_form(d) else "act_and_mul"
+    if name == "act_and_mul_tokens":
         rows, o = kernels.token_bands(x, out)
-        name = "act_and_mul_tokens"
     else:
         rows, o = lib.rows_of(x), lib.rows_of(out)
-        name = "act_and_mul"
-    route = _route(name, act, o.shape, target)
-    run_kernel(OP.kernel(route, lib.kt_dtype(x)), rows, o, target=target,
-               **{**route.constants, "ACT": act})
-
-
-def _route(name: str, act: str, shape, target):
-    """The first route of kernel `name` that fits (measured ones first), naming `act` if any
-    does (the routes name each activation for the build tests; `ACT` is set by the call)."""
-    candidates = [r for r in config.TABLE.measured.get(target, []) + config.TABLE.routes
-                  if r.kernel == name and r.fits(shape[0], shape[1], target)]
-    return next((r for r in candidates if r.constants.get("ACT") == act), candidates[0])
+    kernel = kernels.KERNELS[name](lib.kt_dtype(x))
+    run_kernel(kernel, rows, o, target=target, **{**route.constants, "ACT": act})
 
 
 def _act_and_mul(x: torch.Tensor, act: str) -> torch.Tensor:
