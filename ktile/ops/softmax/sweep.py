@@ -1,14 +1,16 @@
-"""Time every softmax route at each shape on the GPU, against torch.softmax: the data that
-choose config.py's switches (held or loop at 4096 x 32000, the split path's row limit, and
-its blocks per multiprocessor: each of SPLIT_BLOCKS_PER_SM is timed). Each route is pinned in turn (`_library.pinned`); a route whose
-kernel refuses the shape (a held route too narrow) is skipped. Every timed result is checked
-against torch first.
+"""Time every softmax route at each shape on the GPU, against torch.softmax and a copy: the
+data that choose config.py's switches (held or loop at 4096 x 32000, the split path's row limit,
+and its blocks per multiprocessor: each of SPLIT_BLOCKS_PER_SM is timed). Each route is pinned
+in turn (`_library.pinned`); a route whose kernel refuses the shape (a held route too narrow)
+is skipped. Every timed result is checked against torch first. `--explore` also times EXPLORE:
+row-tile constants the table does not ship (wider or narrower tiles, other warp counts), each
+where its kernel takes the shape.
 
-    python -m ktile.ops.softmax.sweep [--quick] [--json FILE]
+    python -m ktile.ops.softmax.sweep [--quick] [--explore] [--json FILE]
 
-Writes JSON: one record per (shape, dtype, route or "torch") with the median microseconds of
-REPEAT launches, each after an L2 flush (a 256 MiB write), and prints the fastest route per
-shape. Needs a CUDA GPU."""
+Writes JSON: one record per (shape, dtype, route, "torch" or "copy": x copied to out, the
+bandwidth floor) with the median microseconds of REPEAT launches, each after an L2 flush (a
+256 MiB write), and prints the fastest route per shape. Needs a CUDA GPU."""
 from __future__ import annotations
 
 import argparse
@@ -17,17 +19,29 @@ import statistics
 
 import torch
 
-from ...errors import InputError
+from ...errors import InputError, KernelError
 from .. import _library as lib
 from . import config, op
 
-ROWS = (1, 8, 32, 128, 256, 4096)
+ROWS = (1, 8, 32, 128, 256, 4096, 16384)
 COLS = (4096, 8192, 16384, 32000, 128256, 151936)
-QUICK = [(32, 151936), (1, 128256), (128, 32000), (4096, 32000), (4096, 4096), (8, 16384)]
+QUICK = [(32, 151936), (1, 128256), (128, 32000), (4096, 32000), (4096, 4096), (8, 16384),
+         (16384, 4096)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 REPEAT = 20
 TIMED = ("softmax_held", "softmax_stats", "softmax_loop")
 SPLIT_BLOCKS_PER_SM = (2, 4, 8)
+EXPLORE = [             # not shipped: timed with --explore where the kernel takes the shape
+    lib.Route("softmax_held", {"C": 128, "HELD": 1, "WARPS": 4}, cols_multiple=config.TILE),
+    lib.Route("softmax_held", {"C": 32, "HELD": 1, "WARPS": 16}, cols_multiple=config.TILE),
+    lib.Route("softmax_held", {"C": 64, "HELD": 2, "WARPS": 8}, cols_multiple=config.TILE),
+    lib.Route("softmax_held", {"C": 32, "HELD": 4, "WARPS": 16}, cols_multiple=config.TILE),
+    lib.Route("softmax_stats", {"C": 64, "WARPS": 8}, cols_multiple=config.TILE),
+    lib.Route("softmax_stats", {"C": 128, "WARPS": 4}, cols_multiple=config.TILE),
+    lib.Route("softmax_loop", {"C": 128, "WARPS": 8}, cols_multiple=config.TILE),
+    lib.Route("softmax_loop", {"C": 64, "WARPS": 16}, cols_multiple=config.TILE),
+    lib.Route("softmax_loop", {"C": 64, "WARPS": 4}, cols_multiple=config.TILE),
+]
 
 
 def median_us(fn, flush: torch.Tensor) -> float:
@@ -44,11 +58,11 @@ def median_us(fn, flush: torch.Tensor) -> float:
     return statistics.median(times)
 
 
-def candidates() -> list:
+def candidates(explore: bool = False) -> list:
     """Every distinct row-tile route (a split route's twin is launched with it; the 16-row
-    kernels serve only widths that are not a multiple of 16)."""
+    kernels serve only widths that are not a multiple of 16), and EXPLORE's with `explore`."""
     seen, routes = set(), []
-    for route in config.ROUTES:
+    for route in config.ROUTES + (EXPLORE if explore else []):
         key = (route.kernel, tuple(sorted(route.constants.items())))
         if route.kernel in TIMED and key not in seen:
             seen.add(key)
@@ -58,7 +72,8 @@ def candidates() -> list:
 
 def time_route(route, x, out, want, flush, per_sm) -> dict | None:
     """{route, constants, us, max_err} of `route` pinned (the split path at `per_sm` blocks
-    per multiprocessor), or None where its kernel's requirements refuse the shape."""
+    per multiprocessor), or None where its kernel's requirements refuse the shape or its build
+    is refused (an EXPLORE constant that spills: said so)."""
     shipped_per_sm = config.BLOCKS_PER_SM
     config.BLOCKS_PER_SM = per_sm or shipped_per_sm
     try:
@@ -68,20 +83,25 @@ def time_route(route, x, out, want, flush, per_sm) -> dict | None:
             us = median_us(lambda: op.softmax(x, out=out), flush)
     except InputError:
         return None
+    except KernelError as e:     # an explored constant whose build is refused (spills)
+        print(f"  {route.kernel} {route.constants}: not built: {str(e).splitlines()[0]}")
+        return None
     finally:
         config.BLOCKS_PER_SM = shipped_per_sm
     return {"route": route.kernel, "constants": route.constants, "blocks_per_sm": per_sm,
             "us": us, "max_err": err}
 
 
-def time_shape(rows: int, cols: int, dtype: str, flush) -> list[dict]:
+def time_shape(rows: int, cols: int, dtype: str, flush, explore: bool = False) -> list[dict]:
     x = (torch.randn(rows, cols, device="cuda") * 3).to(DTYPES[dtype])
     out = torch.empty_like(x)
     want = torch.softmax(x.float(), -1)
     shipped = config.TABLE.choose(rows, cols, lib.target_of(x))
     records = [{"rows": rows, "cols": cols, "dtype": dtype, "route": "torch",
-                "us": median_us(lambda: torch.softmax(x, -1, out=out), flush)}]
-    for route in candidates():
+                "us": median_us(lambda: torch.softmax(x, -1, out=out), flush)},
+               {"rows": rows, "cols": cols, "dtype": dtype, "route": "copy",
+                "us": median_us(lambda: out.copy_(x), flush)}]
+    for route in candidates(explore):
         for per_sm in SPLIT_BLOCKS_PER_SM if route.kernel == "softmax_stats" else (None,):
             record = time_route(route, x, out, want, flush, per_sm)
             if record is not None:
@@ -93,7 +113,9 @@ def time_shape(rows: int, cols: int, dtype: str, flush) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="six shapes instead of the grid")
+    parser.add_argument("--quick", action="store_true", help="seven shapes instead of the grid")
+    parser.add_argument("--explore", action="store_true",
+                        help="also time EXPLORE's constants (not shipped)")
     parser.add_argument("--json", default="softmax_sweep.json", help="where to write results")
     args = parser.parse_args()
     shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
@@ -101,13 +123,15 @@ def main() -> None:
     records = []
     for rows, cols in shapes:
         for dtype in DTYPES:
-            found = time_shape(rows, cols, dtype, flush)
+            found = time_shape(rows, cols, dtype, flush, args.explore)
             records += found
-            best = min(found[1:], key=lambda r: r["us"])
+            best = min(found[2:], key=lambda r: r["us"])
             shipped = next((r for r in found if r.get("shipped")), found[0])
-            print(f"{rows:>5} x {cols:<6} {dtype}: torch {found[0]['us']:8.1f} us | shipped "
-                  f"{shipped['route']} {shipped.get('constants')} {shipped['us']:8.1f} | best "
-                  f"{best['route']} {best['constants']} {best['us']:8.1f}", flush=True)
+            print(f"{rows:>5} x {cols:<6} {dtype}: torch {found[0]['us']:8.1f} us | copy "
+                  f"{found[1]['us']:8.1f} | shipped {shipped['route']} "
+                  f"{shipped.get('constants')} {shipped['us']:8.1f} | best {best['route']} "
+                  f"{best['constants']} {best.get('blocks_per_sm') or ''} {best['us']:8.1f}",
+                  flush=True)
     with open(args.json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "records": records}, f, indent=1)
 
