@@ -42,10 +42,13 @@ def _break_contract():
     return lambda: setattr(Method, "apply", stock)
 
 
-def _prepare(arm: str):
-    """Patch state for `arm` before its engine is built; returns (undo, warnings caught)."""
+def _prepare(arm: str, mode: str):
+    """Patch state for `arm` before its engine is built; returns (undo, warnings caught).
+    The eager ktile arm runs in shadow mode: each routed call is also compared with vLLM's
+    own path (counted as shadow_mismatch)."""
     from ktile.integrations import vllm as integration
     os.environ["KTILE_VLLM"] = "0" if arm == "stock" else "1"
+    os.environ["KTILE_VLLM_SHADOW"] = "1" if (arm, mode) == ("ktile", "eager") else "0"
     if arm == "ktile":
         integration.install()        # a no-op where the plugin already installed
         return (lambda: None), []
@@ -64,7 +67,7 @@ def run_arm(llm_class, params, arm: str, mode: str, model: str) -> dict:
     import gc
     from ktile.integrations import vllm as integration
     started = time.perf_counter()
-    undo, caught = _prepare(arm)
+    undo, caught = _prepare(arm, mode)
     llm = llm_class(model=model, dtype="bfloat16", max_model_len=128, max_num_seqs=4, seed=0,
                     enforce_eager=(mode == "eager"), max_num_batched_tokens=128)
     ready = time.perf_counter()
@@ -72,6 +75,7 @@ def run_arm(llm_class, params, arm: str, mode: str, model: str) -> dict:
     outs = llm.generate(PROMPTS, params)
     done = time.perf_counter()
     result = {"arm": arm, "mode": mode, "installed": integration._INSTALLED is not None,
+              "shadow": os.environ["KTILE_VLLM_SHADOW"] == "1",
               "tokens": [list(o.outputs[0].token_ids) for o in outs],
               "logprobs": [[max(step.values(), key=lambda l: l.logprob).logprob
                             for step in o.outputs[0].logprobs] for o in outs],

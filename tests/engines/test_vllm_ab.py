@@ -33,6 +33,7 @@ def test_every_route_runs_ktile_kernels_and_the_reference(ab):
     for mode, counters in ab["result"]["counters"].items():
         for route in ROUTED:
             c = counters[route]
+            # eager: shadow mode compared every routed call with vLLM's own path
             assert c["fallback"] == 0 and c["shadow_mismatch"] == 0, (mode, route, c)
             # decode steps (few rows) run ktile's kernels on the interpreter, prefill the
             # reference behind the same op
