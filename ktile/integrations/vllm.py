@@ -48,7 +48,7 @@ def install() -> _core.Installed | None:
     if not _core.enabled(ENGINE):
         return None
     from . import vllm_hooks
-    hooks = [h for op in ROUTES if _core.enabled(ENGINE, op) for h in vllm_hooks.HOOKS[op]()]
+    hooks = vllm_hooks.hooks([op for op in ROUTES if _core.enabled(ENGINE, op)])
     _INSTALLED = _core.install(ENGINE, hooks)
     if _INSTALLED is not None:
         vllm_hooks.register_engine_paths()

@@ -184,9 +184,19 @@ def _kv_hooks() -> list[Hook]:
                  do_kv_cache_update)]
 
 
-HOOKS = {"rms_norm": _rms_hooks, "fused_add_rms_norm": lambda: [],   # one hook serves both
+# route -> its hooks; rms_norm and fused_add_rms_norm share RMSNorm's (installed once: `hooks`)
+HOOKS = {"rms_norm": _rms_hooks, "fused_add_rms_norm": _rms_hooks,
          "silu_and_mul": _silu_hooks, "rotary_embedding": _rotary_hooks,
          "linear": _linear_hooks, "kv_cache_write": _kv_hooks}
+
+
+def hooks(routes) -> list[Hook]:
+    """The hooks of `routes`, each (owner, attribute) once."""
+    found: dict[tuple, Hook] = {}
+    for route in routes:
+        for hook in HOOKS[route]():
+            found.setdefault((hook.owner, hook.attr), hook)
+    return list(found.values())
 
 
 def register_engine_paths() -> None:
