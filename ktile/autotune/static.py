@@ -24,8 +24,9 @@ SHAPES = ",".join(f"{rows}x{cols}" for cols in (1024, 2048, 4096, 8192, 16384)
 METHOD = "static quality report"
 RULE = (f"buckets of fewer than {FILL_ROWS} rows (their largest shape) keep the default: "
         "the rows do not fill the GPU, a row's latency counts, and the report cannot estimate "
-        "it across kernels. Larger buckets: "
-        "among the candidates that passed the gates, from the static quality "
+        "it. Larger buckets: among the default's kernel's candidates (its constants varied; "
+        "another kernel's passes over memory and loop structure differ in ways the report "
+        "cannot weigh) that passed the gates, from the static quality "
         "report of their code objects in the table's dtype, compared with the current choice "
         "(the default first): (1) fewer spilled registers and scratch bytes; (2) more waves "
         f"per SIMD (the VGPR-limited occupancy, counted up to {WAVES_COUNTED}); (3) fewer "
@@ -103,8 +104,11 @@ def better(a: Quality, b: Quality) -> bool:
 
 
 def choose(candidates: list, qualities: dict):
-    """The candidate RULE picks: the default (first) unless a usable one beats the choice."""
-    usable = [c for c in candidates if c.refused is None and qualities.get(c) is not None]
+    """The candidate RULE picks: the default (first) unless a usable one of its kernel beats
+    the choice."""
+    kernel = candidates[0].route.kernel if candidates else None
+    usable = [c for c in candidates if c.refused is None and qualities.get(c) is not None
+              and c.route.kernel == kernel]
     if not usable:
         return None
     best = candidates[0] if candidates[0] in usable else usable[0]
@@ -112,6 +116,14 @@ def choose(candidates: list, qualities: dict):
         if cand is not best and better(qualities[cand], qualities[best]):
             best = cand
     return best
+
+
+def comparable(routes: list, bucket) -> list:
+    """The routes RULE may choose among (the default first): only the default in a bucket it
+    does not rank, else the default's kernel's routes."""
+    if not ranked(bucket):
+        return routes[:1]
+    return [r for r in routes if r.kernel == routes[0].kernel]
 
 
 def ranked(bucket) -> bool:

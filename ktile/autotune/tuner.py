@@ -97,8 +97,8 @@ def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str
     space, buckets = space_of(op_name), buckets_of(shapes)
     for bucket in buckets:
         routes = space.candidates(op, target, *bucket.shape)
-        if static and not by_report.ranked(bucket):
-            routes = routes[:1]                  # the default stays: only it is gated
+        if static:
+            routes = by_report.comparable(routes, bucket)
         bound = [replace(r, min_rows=bucket.rows[0], max_rows=bucket.rows[1],
                          min_cols=bucket.cols[0], max_cols=bucket.cols[1], targets=(target,))
                  for r in routes]
