@@ -6,8 +6,9 @@ One process per mode (`--child eager|compiled`) builds its arms' engines one aft
 installs), "stock" (the patches undone), "broken" (a hooked signature changed, then installed
 again: the integration must stay off, the engine stock, and warn). vLLM's engine core runs in
 that process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so the counters are read in place; the compile
-cache is off (its key does not see the patches). The parent compares the arms' tokens and prints a table, or with `--json` one
-JSON object last: tokens_identical, counters (ktile arms, per mode), timings, contract.
+cache is off (its key does not see the patches). The parent compares the arms' tokens and
+prints a table, or with `--json` one JSON object last: tokens_identical, counters (ktile arms,
+per mode), timings, contract.
 """
 from __future__ import annotations
 

@@ -4,13 +4,7 @@ Each replacement sends a call to a `torch.ops.ktile_vllm` op when the layer's st
 (dtype, layout, flags: fixed while vLLM traces) and otherwise calls the method it replaced,
 counted as a fallback; the token-count decision is the op's, at run time (vllm_ops.py).
 
-| route | hooked | the engine's path inside the op |
-|---|---|---|
-| rms_norm, fused_add_rms_norm | `RMSNorm.forward_native` (forward_cuda / _cpu call it) | `vllm.ir.ops.rms_norm` / `fused_add_rms_norm` |
-| silu_and_mul | `SiluAndMul.forward_native` (static), `.forward_cuda` | the stock `forward_native` |
-| rotary_embedding | `RotaryEmbedding.forward_{native,cuda,cpu,hip,xpu}` | `RotaryEmbedding.forward_static` |
-| linear | `UnquantizedLinearMethod.process_weights_after_loading`, `.apply` | `F.linear` |
-| kv_cache_write | the platform's attention impl's `do_kv_cache_update` | the stock method |
+The table of routes, hooks and engine paths: docs/integrations.md ("vLLM").
 """
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ from vllm.model_executor.layers.linear import UnquantizedLinearMethod
 from vllm.model_executor.layers.activation import SiluAndMul
 
 def state():
-    return {"rms": RMSNorm.forward_native.__module__, "linear": UnquantizedLinearMethod.apply.__module__,
+    return {"rms": RMSNorm.forward_native.__module__,
+            "linear": UnquantizedLinearMethod.apply.__module__,
             "silu": SiluAndMul.__dict__["forward_native"].__func__.__module__}
 
 out = {"entry": [e.value for e in entry_points(group="vllm.general_plugins") if e.name == "ktile"],
