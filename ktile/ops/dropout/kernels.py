@@ -26,7 +26,7 @@ def dropout(dtype: str):
     def dropout_seeded(x: hk.Tensor[dt], out: hk.Tensor[dt], p: float, seed: int, *,
                        COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
                        HELD: hk.Constexpr[int] = 1):
-        t, at = flat(dt, COLS), warp_tile_indices(tiles_held(dt, HELD))
+        t, at = flat(dt, COLS), warp_tile_indices(out, COLS, tiles_held(dt, HELD))
         xs = [x[hk.tile_coord(0, 0, r, c)].load(t) for r, c in at]
         index_tile = flat(hk.i32, COLS)
         for (r, c), xt in zip(at, xs):

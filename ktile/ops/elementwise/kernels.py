@@ -58,12 +58,12 @@ UNARY_OPS = tuple(APPLY)
 
 def flat_grid(dt, out: str = "o"):
     """The grid of a kernel of `dt` whose warps hold flat tiles (`warp_tiles`) of tensor
-    parameter `out`: row blocks on x (grid.y is capped at 65535; a reflowed 2^30-element tensor
-    has 2^24 rows), column tiles on y."""
+    parameter `out`: one axis of row blocks × column tiles (grid.y is capped at 65535 blocks,
+    which a reflowed 2^28-element fp32 tensor or a 2^23-wide row would pass)."""
     def grid(p):
         rows_per_block = ROW_TILE * p.WARPS * tiles_held(dt, p.HELD)
         o = getattr(p, out)
-        return hk.cdiv(o.rows, rows_per_block), hk.cdiv(o.cols, p.COLS)
+        return (hk.cdiv(o.rows, rows_per_block) * hk.cdiv(o.cols, p.COLS),)
     return grid
 
 
@@ -89,18 +89,20 @@ def tiles_held(dt, held: int) -> int:
     return max(1, held * 16 // dt.bits)
 
 
-def warp_tile_indices(held: int) -> list:
-    """(row tile, column tile) of this warp's `held` 16 x COLS tiles: a block covers WARPS ·
-    held row tiles of one column tile, warp w taking rows w, w + WARPS, ...: the block's warps
-    read adjacent tiles at each step (one contiguous run of a reflowed [n / COLS, COLS] view)."""
-    warps = hk.arch.num_warps
-    first = hk.arch.block_idx.x * warps * held + hk.arch.warp_id
-    return [(first + i * warps, hk.arch.block_idx.y) for i in range(held)]
+def warp_tile_indices(g, cols: int, held: int) -> list:
+    """(row tile, column tile) of this warp's `held` 16 x cols tiles of `g` (`flat_grid`'s
+    blocks): a block covers WARPS · held row tiles of one column tile, warp w taking rows w,
+    w + WARPS, ...: the block's warps read adjacent tiles at each step (one contiguous run of a
+    reflowed [n / cols, cols] view, whose one column tile makes the division trivial)."""
+    warps, across = hk.arch.num_warps, hk.cdiv(g.cols, cols)
+    block = hk.arch.block_idx.x
+    first = (block // across) * warps * held + hk.arch.warp_id
+    return [(first + i * warps, block % across) for i in range(held)]
 
 
-def warp_tiles(held: int) -> list:
+def warp_tiles(g, cols: int, held: int) -> list:
     """The tile coordinates of `warp_tile_indices`."""
-    return [hk.tile_coord(0, 0, r, c) for r, c in warp_tile_indices(held)]
+    return [hk.tile_coord(0, 0, r, c) for r, c in warp_tile_indices(g, cols, held)]
 
 
 def flat(dt, cols: int):
@@ -128,7 +130,7 @@ def binary_kernel(dtype: str):
                OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
                COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
                HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(dt, COLS), warp_tiles(o, COLS, tiles_held(dt, HELD))
         xs = [x[idx].load(t) for idx in tiles]      # every load issued before any math
         ys = [y[idx].load(t) for idx in tiles]
         for idx, a, b in zip(tiles, xs, ys):
@@ -173,7 +175,7 @@ def scalar_kernel(dtype: str):
                OP: hk.Constexpr[str] = "add", SWAP: hk.Constexpr[bool] = False,
                COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
                HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(dt, COLS), warp_tiles(o, COLS, tiles_held(dt, HELD))
         xs = [x[idx].load(t) for idx in tiles]
         for idx, a in zip(tiles, xs):
             a = a.to(hk.fp32)
@@ -192,7 +194,7 @@ def unary_kernel(dtype: str):
     def unary(x: hk.Tensor[dt], o: hk.Tensor[dt], *, FN: hk.Constexpr[str] = "relu",
               COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
               HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(dt, COLS), warp_tiles(o, COLS, tiles_held(dt, HELD))
         xs = [x[idx].load(t) for idx in tiles]
         for idx, a in zip(tiles, xs):
             o[idx] = APPLY[FN](a.to(hk.fp32)).to(dt)

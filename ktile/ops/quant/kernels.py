@@ -91,7 +91,7 @@ def int8_per_tensor(dtype: str):
     def quant_int8_per_tensor(x: hk.Tensor[dt], scale: hk.Tensor[hk.fp32],
                               q: hk.Tensor[hk.i8], *, COLS: hk.Constexpr[int] = 64,
                               WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(dt, COLS), warp_tiles(q, COLS, tiles_held(dt, HELD))
         xs = [x[idx].load(t) for idx in tiles]
         s = scalar_at_origin(scale)
         for idx, xt in zip(tiles, xs):
@@ -132,7 +132,7 @@ def fp8_per_tensor(dtype: str):
     def quant_fp8_per_tensor(x: hk.Tensor[dt], scale: hk.Tensor[hk.fp32],
                              q: hk.Tensor[hk.fp8], *, COLS: hk.Constexpr[int] = 64,
                              WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(dt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(dt, COLS), warp_tiles(q, COLS, tiles_held(dt, HELD))
         xs = [x[idx].load(t) for idx in tiles]
         inverse = 1.0 / scalar_at_origin(scale)
         for idx, xt in zip(tiles, xs):
@@ -206,7 +206,7 @@ def dequant_per_tensor(q_dtype: str, dtype: str):
     def dequant_per_tensor_of(q: hk.Tensor[qt], scale: hk.Tensor[hk.fp32],
                               out: hk.Tensor[dt], *, COLS: hk.Constexpr[int] = 64,
                               WARPS: hk.Constexpr[int] = 4, HELD: hk.Constexpr[int] = 1):
-        t, tiles = flat(qt, COLS), warp_tiles(tiles_held(dt, HELD))
+        t, tiles = flat(qt, COLS), warp_tiles(out, COLS, tiles_held(dt, HELD))
         qs = [q[idx].load(t) for idx in tiles]
         s = scalar_at_origin(scale)
         for idx, qtile in zip(tiles, qs):
