@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "ktile tune", *, timer=N
     try:
         result = tune(args.op, args.target, shapes, dtype=args.dtype, rounds=args.rounds,
                       timer=timer, dry_run=args.dry_run, progress=progress, static=args.static,
-                      command=" ".join([prog, *(argv or [])]))
+                      command=_command(prog, argv))
     except TuneError as err:
         return _fail(prog, str(err), 1, json_out=args.json)
     except InputError as err:
@@ -98,6 +98,21 @@ def main(argv: Sequence[str] | None = None, prog: str = "ktile tune", *, timer=N
     if args.json:
         print(json.dumps(report_json(result, written), sort_keys=True))
     return 0 if result.ok else 1
+
+
+def _command(prog: str, argv) -> str:
+    """The command the table records: as given, less `--out PATH` (where the table is written
+    does not change it)."""
+    words, found = list(argv or []), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith("--out="):
+            found.append(word)
+    return " ".join([prog, *found])
 
 
 def _write(result, out: str | None) -> str | None:

@@ -182,3 +182,10 @@ def test_a_stale_static_table_is_ignored_with_one_warning(tmp_path, monkeypatch)
     assert len([w for w in caught if issubclass(w.category, KernelWarning)]) == 1
     assert route == lib.RoutingTable(op.table.routes).choose(8, 1024, TARGET)
     assert cli_routes.main(["rms_norm", "--target", TARGET]) == 1
+
+
+def test_the_recorded_command_leaves_out_where_the_table_went():
+    from ktile.autotune.cli_tune import _command
+    argv = ["rms_norm", "--target", TARGET, "--static", "--out", "/tmp/t.json"]
+    assert _command("ktile tune", argv) == f"ktile tune rms_norm --target {TARGET} --static"
+    assert _command("ktile tune", ["softmax", "--out=/tmp/t.json"]) == "ktile tune softmax"
