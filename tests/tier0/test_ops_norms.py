@@ -85,6 +85,44 @@ def test_fused_in_place_runs_the_tile_kernel_on_x_and_residual(monkeypatch):
     assert err(x, want_o) <= tolerance(want_o) and err(r, want_h) == 0.0
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_row_tile_kernels_in_every_dtype_at_a_ragged_width(dtype):
+    """2080 columns: 130 view columns on 3 warps of 16 x 64 (fp32: pairs of 16 x 32), the
+    last share ragged."""
+    t = DTYPES[dtype]
+    x, r, w = rand((2, 2080), 21, t), rand((2, 2080), 22, t), rand((2080,), 23, t)
+    want = rms_reference(np32(x), np32(w), 1e-5, getattr(hk, dtype))
+    assert err(ops.rms_norm(x, w, 1e-5), want) <= tolerance(want)
+    out, residual_out = ops.fused_add_rms_norm(x, r, w, 1e-6)
+    want_o, want_h = fused_reference(np32(x), np32(r), np32(w), 1e-6, getattr(hk, dtype))
+    assert err(out, want_o) <= tolerance(want_o) and err(residual_out, want_h) == 0.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["rms_norm", "fused_add_rms_norm"])
+def test_row_tile_kernels_hold_flat_tiles_and_load_before_reducing(op, dtype):
+    """Every register tile of the row-tile kernels is flat (memory order: docs/language.md);
+    x (and residual) are loaded before the block's sum, the weight too in 16-bit dtypes (in
+    fp32 after it, so the tiles held at once stay in the budget)."""
+    from ktile.ops import _library as lib
+    from ktile.ir.types import RegTileType
+    kernel = next(k for k in lib.all_kernels() if k.op == op and k.dtype == dtype
+                  and k.target == "sm_90a" and k.route.kernel.endswith("_tiles")
+                  and k.constants["WARPS"] == 4)
+    ops_ = list(kernel.kernel.trace("sm_90a", **kernel.constants).module.walk())
+    tiles = [r.type for o in ops_ for r in o.results if isinstance(r.type, RegTileType)]
+    assert tiles and {t.layout.data for t in tiles} == {"flat"}
+    names = [o.name for o in ops_]
+    first_sum = names.index("kt.block_reduce")
+    loads = [i for i, n in enumerate(names) if n == "kt.load"]
+    per_operand = len(loads) // (2 if op == "rms_norm" else 3)     # x, (residual,) w
+    early = sum(i < first_sum for i in loads)
+    if dtype == "fp32":
+        assert early == len(loads) - per_operand    # the weight after the sum
+    else:
+        assert early == len(loads)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(37,), (3, 1000), (2, 3, 130), (1, 2, 2, 64), (2, 2000)],
                          ids=str)

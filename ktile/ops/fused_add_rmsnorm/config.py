@@ -1,7 +1,8 @@
 """Fused add + RMSNorm's configuration space, as RMSNorm's (ktile/ops/rmsnorm/config.py, which
 says why): rows whose width is a multiple of 16 take `fused_add_rms_norm_tiles` (tiles.py), one
-block per row, up to 16384 columns, 54-86 registers on sm_90a in 16-bit dtypes and up to 107
-in fp32, with zero spills; the engine's in-place form runs it in place with no copy.
+block per row, one flat 16 x 64 tile of the view per warp, width / 1024 warps (rounded up; 16
+up to 16384), 108-116 registers on sm_90a in 16-bit dtypes and 95-101 in fp32, with zero
+spills; the engine's in-place form runs it in place with no copy.
 
 Other widths take `fused_add_rms_norm_held` (kernels.py: narrow vectors, out of place and
 copied back in the in-place form) up to 4096 columns on sm_90a, gfx1100 and gfx1201 (16 warps ×
@@ -16,12 +17,14 @@ from .kernels import held_route
 from .tiles import tiles_route
 
 ROUTES = [
-    tiles_route(1024, 2, 32),
-    tiles_route(2048, 4, 32),
-    tiles_route(4096, 8, 32),
-    tiles_route(5120, 10, 32),
-    tiles_route(8192, 8, 32, held=2),
-    tiles_route(16384, 16, 32, held=2),
+    tiles_route(1024, 1),
+    tiles_route(2048, 2),
+    tiles_route(3072, 3),
+    tiles_route(4096, 4),
+    tiles_route(5120, 5),
+    tiles_route(6144, 6),
+    tiles_route(8192, 8),
+    tiles_route(16384, 16),
     held_route(1024, 8, vec=64, targets=LANES32),
     held_route(2048, 16, vec=64, targets=LANES32),
     held_route(4096, 16, vec=64, targets=LANES32),

@@ -2,12 +2,14 @@
 width is a multiple of 16.
 
 A row of `cols` values is viewed as 16 rows of cols/16, so row r of x is row tile r of the view
-and a row-layout register tile 16 x C of it holds C columns of each of the 16 slices: every
-element is loaded by one lane, with 16-byte accesses where the view's rows are 16-byte aligned
-(cols/16 x the element size a multiple of 16: cols % 128 == 0 for bf16, else 4-byte pairs).
-One block per row; warp w holds tiles w, w + WARPS, ... (HELD of them) in registers between
-the sum of squares and the store, so x is read once. The weight, viewed the same way (one tile
-row, 16 x cols/16), multiplies lane by lane. A tile past the view's last column reads zeros and
+and a flat register tile 16 x C of it (docs/language.md, "The flat layout") holds C columns of
+each of the 16 slices in memory order: on sm_90a one 16-byte access per lane for 8 elements
+where the view's rows are 16-byte aligned (cols % 128 == 0 in 16-bit dtypes, else element by
+element), no shuffles. One block per row; warp w holds tiles w, w + WARPS, ... (HELD of them)
+in registers between the sum of squares and the store, so x is read once. Every load of the
+block (x's tiles, then the weight's, viewed the same way: one tile row, 16 x cols/16) is issued
+before the reduction; the sum of squares is a whole-tile sum per warp (`hk.tile_sum`, an fp32
+scalar) and `hk.group.sum` over the warps. A tile past the view's last column reads zeros and
 writes nothing, so a route serves every width up to HELD x C x WARPS x 16 columns.
 
 Each lane reads exactly the elements it writes, before it writes them: the kernel declares
@@ -36,52 +38,79 @@ TILED_ROWS = [
 ]
 
 
-def sum_of_squares(tiles: list, C: int):
-    """The block's sum of the squares of every element of every warp's `tiles`: elementwise
-    over the tiles, then the tile's rows, its row sums, and the block's warps in order."""
-    squares = hk.zeros(hk.RT(hk.fp32, ROW_TILE, C))
+def flat(DT, C: int):
+    """The register tile of one warp's share: 16 x C of the view, in memory order."""
+    return hk.RT(DT, ROW_TILE, C, "flat")
+
+
+def split(DT) -> int:
+    """How many register tiles hold a warp's 16 x C share: two of 16 x C/2 in fp32 (the same
+    data; half-size fp32 temporaries, which on sm_90a keep the wide routes' estimate inside
+    the occupancy budget), else one."""
+    return 2 if DT.bits == 32 else 1
+
+
+def early(DT) -> bool:
+    """Whether the weight is loaded with x, before the reduction (its latency hidden behind
+    x's): in 16-bit dtypes; an fp32 weight is loaded after it (held from the start, fp32 x,
+    residual and weight tiles put the wide routes past sm_90a's occupancy budget)."""
+    return DT.bits < 32
+
+
+def shares(warp, WARPS: int, HELD: int, SPLIT: int) -> list:
+    """The view's column tiles (of C/SPLIT columns) warp `warp` holds: SPLIT adjacent ones
+    per share, shares warp, warp + WARPS, ... (HELD of them; unrolled: held in registers)."""
+    return [(warp + i * WARPS) * SPLIT + s for i in range(HELD) for s in range(SPLIT)]
+
+
+def load_all(tensor, r, chunks: list, tile) -> list:
+    """Tiles `chunks` of row tile `r` of `tensor`, each loaded (issued) before any is used."""
+    return [tensor[hk.tile_coord(0, 0, r, c)].load(tile) for c in chunks]
+
+
+def inv_rms(tiles: list, x, eps):
+    """rsqrt(mean of the squares of the row + eps): each warp's tiles squared in fp32 and
+    summed whole (one fp32 scalar per warp), then the block's warps in order."""
+    total = None
     for t in tiles:
         f = t.to(hk.fp32)
-        squares += f * f
-    return hk.group.sum(hk.sum(hk.row_sum(squares)))
+        part = hk.tile_sum(f * f)
+        total = part if total is None else total + part
+    return hk.rsqrt(hk.group.sum(total) / hk.to_float(x.cols * ROW_TILE) + eps)
 
 
-def weights(w, chunks: list, DT, C: int) -> list:
-    """The weight tiles of column tiles `chunks`, loaded with x's (before the block's sum:
-    their latency hides behind x's, not after the reduction's barrier)."""
-    return [w[hk.tile_coord(0, 0, 0, c)].load(hk.RT(DT, ROW_TILE, C)) for c in chunks]
-
-
-def normalised(xs, ws, inv_rms, DT):
-    """x · inv_rms rounded to the dtype, times the weight tile, rounded again (the engines'
+def normalised(xs, ws, inv, DT):
+    """x · inv rounded to the dtype, times the weight tile, rounded again (the engines'
     rounding)."""
-    return ((xs.to(hk.fp32) * inv_rms).to(DT).to(hk.fp32) * ws.to(hk.fp32)).to(DT)
+    return ((xs.to(hk.fp32) * inv).to(DT).to(hk.fp32) * ws.to(hk.fp32)).to(DT)
 
 
 @functools.lru_cache(maxsize=None)
 def rms_norm_tiles(dtype: str):
     DT = getattr(hk, dtype)
+    SPLIT, EARLY = split(DT), early(DT)
 
     @hk.kernel(grid=lambda p: (p.x.rows // ROW_TILE,), warps="WARPS", requires=TILED_ROWS,
                in_place={"o": "x"})
     def rms_norm_tiles(x: hk.Tensor[DT], w: hk.Tensor[DT], o: hk.Tensor[DT], eps: float, *,
-                       C: hk.Constexpr[int] = 32, HELD: hk.Constexpr[int] = 1,
+                       C: hk.Constexpr[int] = 64, HELD: hk.Constexpr[int] = 1,
                        WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
-        chunks = [warp + i * WARPS for i in range(HELD)]     # unrolled: held in registers
-        held = [x[hk.tile_coord(0, 0, r, c)].load(hk.RT(DT, ROW_TILE, C)) for c in chunks]
-        ws = weights(w, chunks, DT, C)
-        total = sum_of_squares(held, C)
-        inv_rms = hk.rsqrt(total / hk.to_float(x.cols * ROW_TILE) + eps)
+        t = flat(DT, C // SPLIT)
+        chunks = shares(warp, WARPS, HELD, SPLIT)
+        held = load_all(x, r, chunks, t)
+        ws = load_all(w, 0, chunks, t) if EARLY else None
+        inv = inv_rms(held, x, eps)
+        ws = ws or load_all(w, 0, chunks, t)
         for c, xs, wt in zip(chunks, held, ws):
-            o[hk.tile_coord(0, 0, r, c)] = normalised(xs, wt, inv_rms, DT)
+            o[hk.tile_coord(0, 0, r, c)] = normalised(xs, wt, inv, DT)
     return rms_norm_tiles
 
 
-def tiles_route(max_cols: int, warps: int, cols: int, *, held: int = 1,
+def tiles_route(max_cols: int, warps: int, cols: int = 64, *, held: int = 1,
                 targets: tuple[str, ...] | None = None) -> _library.Route:
     """The tile kernel for rows up to `max_cols` wide (a multiple of 16) on `targets`: `warps`
-    warps of `held` tiles 16 x `cols` of the view each."""
+    warps of `held` flat tiles 16 x `cols` of the view each."""
     assert held * cols * warps * ROW_TILE >= max_cols, (max_cols, warps, cols, held)
     return _library.Route("rms_norm_tiles", {"C": cols, "HELD": held, "WARPS": warps},
                           max_cols=max_cols, targets=targets, cols_multiple=ROW_TILE,
