@@ -1,0 +1,139 @@
+"""Time the row-tile routes of rms_norm and fused_add_rms_norm on the GPU, against torch and a
+copy: the data that choose config.py's routes (shipped: one flat 16 x 64 tile per warp, width /
+1024 warps). Each route is pinned in turn (`_library.pinned`); one whose kernel refuses the
+shape (too narrow) is skipped. Every timed result is checked against torch first. `--explore`
+also times EXPLORE: constants the tables do not ship (two tiles per warp on 4 warps at 8192,
+16 x 128 tiles, 16 x 32 on 7 warps at 3584, ...), each where its kernel takes the shape; they
+may warn of the budgets' occupancy estimate (why they are not shipped: docs/ops.md).
+
+    python -m ktile.ops.rmsnorm.sweep [--quick] [--explore] [--json FILE]
+
+Writes JSON: one record per (op, shape, dtype, route, or "torch" / "copy": x copied to out, the
+bandwidth floor) with the median microseconds of REPEAT launches, each after an L2 flush (a
+256 MiB write), and prints the shipped and the fastest route per shape. Needs a CUDA GPU."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import torch
+
+from ...errors import InputError, KernelError
+from .. import _library as lib
+from ..fused_add_rmsnorm import config as fused_config, op as fused_op
+from . import config, op
+
+COLS = (2048, 2880, 3584, 4096, 5120, 7168, 8192, 14336, 16384)
+ROWS = (1, 32, 4096, 16384)
+QUICK = [(1, 4096), (4096, 4096), (16384, 4096), (4096, 8192), (4096, 3584), (4096, 14336)]
+DTYPES = {"bf16": torch.bfloat16}
+REPEAT = 20
+EXPLORE = [(64, 2, 4), (128, 1, 4), (32, 1, 7), (32, 1, 4), (64, 2, 8), (128, 1, 8),
+           (64, 1, 7), (64, 2, 7), (128, 1, 2)]     # (C, HELD, WARPS)
+
+
+def median_us(fn, flush: torch.Tensor) -> float:
+    """The median time of `fn` over REPEAT launches, each after writing `flush` (L2 cold)."""
+    times = []
+    for _ in range(REPEAT):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times)
+
+
+def rms_case(x, r, w):
+    """(call writing out, the fp32 result torch gives) for rms_norm."""
+    out = torch.empty_like(x)
+    want = torch.nn.functional.rms_norm(x.float(), (x.shape[-1],), w.float(), 1e-6)
+    return (lambda: op.rms_norm(x, w, 1e-6, out=out)), (lambda: out), want
+
+
+def fused_case(x, r, w):
+    out, h = torch.empty_like(x), torch.empty_like(x)
+    hf = (x.float() + r.float()).to(x.dtype).float()
+    want = torch.nn.functional.rms_norm(hf, (x.shape[-1],), w.float(), 1e-6)
+    return (lambda: fused_op.fused_add_rms_norm(x, r, w, 1e-6, out=out, residual_out=h)), \
+        (lambda: out), want
+
+
+OPS = {"rms_norm": (config, "rms_norm_tiles", rms_case),
+       "fused_add_rms_norm": (fused_config, "fused_add_rms_norm_tiles", fused_case)}
+
+
+def candidates(cfg, kernel: str, explore: bool) -> list:
+    """The op's distinct row-tile routes, and EXPLORE's with `explore`."""
+    routes = [r for r in cfg.ROUTES if r.kernel == kernel]
+    seen = {tuple(sorted(r.constants.items())) for r in routes}
+    for c, held, warps in EXPLORE if explore else ():
+        route = lib.Route(kernel, {"C": c, "HELD": held, "WARPS": warps}, cols_multiple=16)
+        if tuple(sorted(route.constants.items())) not in seen:
+            routes.append(route)
+    return routes
+
+
+def time_shape(name: str, rows: int, cols: int, dtype: str, flush, explore: bool,
+               device: str = "cuda", timer=median_us) -> list[dict]:
+    """The records of one op at one shape (`device` and `timer`: a CPU smoke run)."""
+    cfg, kernel, case = OPS[name]
+    g = torch.Generator(device=device).manual_seed(0)
+    x, r = (torch.randn(rows, cols, device=device, generator=g).to(DTYPES[dtype])
+            for _ in range(2))
+    w = torch.randn(cols, device=device, generator=g).to(DTYPES[dtype])
+    call, result, want = case(x, r, w)
+    out = torch.empty_like(x)
+    base = {"op": name, "rows": rows, "cols": cols, "dtype": dtype}
+    torch_call = (lambda: torch.nn.functional.rms_norm(x, (cols,), w, 1e-6)) \
+        if name == "rms_norm" else (lambda: torch.nn.functional.rms_norm(x + r, (cols,), w, 1e-6))
+    records = [{**base, "route": "torch", "us": timer(torch_call, flush)},
+               {**base, "route": "copy", "us": timer(lambda: out.copy_(x), flush)}]
+    shipped = cfg.TABLE.choose(rows, cols, lib.target_of(x))
+    for route in candidates(cfg, kernel, explore):
+        try:
+            with lib.pinned(cfg.TABLE, route):
+                call()
+                err = (result().float() - want).abs().max().item()
+                us = timer(call, flush)
+        except InputError:
+            continue
+        except KernelError as e:
+            print(f"  {route.constants}: not built: {str(e).splitlines()[0]}")
+            continue
+        records.append({**base, "route": route.kernel, "constants": route.constants, "us": us,
+                        "max_err": err, "shipped": route == shipped})
+    return records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="six shapes instead of the grid")
+    parser.add_argument("--explore", action="store_true",
+                        help="also time EXPLORE's constants (not shipped)")
+    parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
+    args = parser.parse_args()
+    shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
+    flush = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device="cuda")
+    records = []
+    for name in OPS:
+        for rows, cols in shapes:
+            for dtype in DTYPES:
+                found = time_shape(name, rows, cols, dtype, flush, args.explore)
+                records += found
+                timed = found[2:] or found[:1]
+                best = min(timed, key=lambda r: r["us"])
+                shipped = next((r for r in timed if r.get("shipped")), best)
+                print(f"{name:>18} {rows:>5} x {cols:<5} {dtype}: torch {found[0]['us']:7.1f} us"
+                      f" | copy {found[1]['us']:7.1f} | shipped {shipped.get('constants')} "
+                      f"{shipped['us']:7.1f} (err {shipped.get('max_err', 0):.3g}) | best "
+                      f"{best.get('constants')} {best['us']:7.1f}", flush=True)
+    with open(args.json, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "records": records}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
