@@ -3,6 +3,12 @@
 Each sample is one call between two CUDA events, after a write of a buffer larger than L2 (so
 every call reads its inputs from HBM, as in a model where the layer before evicted them). The
 figure is the median of the samples, the noise their interquartile range over the median.
+
+Device time, not host time: after the flush the GPU spins for HOST_COVER_US (a kernel that
+only counts clock cycles, touching no memory), so the host has issued the call before the start
+event is reached, whatever its Python costs; every alternative is timed the same way. The host's
+cost of a call is its own figure (benchmarks/op_overhead.py): under CUDA graphs, as engines
+run, it disappears.
 """
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import statistics
 from dataclasses import dataclass
 
 FLUSH_BYTES = 256 << 20      # well past the H200's 50 MiB L2 (and any GPU's we time)
+HOST_COVER_US = 1000         # the GPU's spin after the flush: longer than any call's host work
 WARMUP = 3
 REPEATS = 30
 
@@ -34,6 +41,13 @@ def flush_l2() -> None:
     _flush_buffer.zero_()
 
 
+def _cover_cycles() -> int:
+    """GPU clock cycles in HOST_COVER_US at the device's clock rate."""
+    import torch
+    khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) or 2_000_000
+    return int(HOST_COVER_US * khz / 1000)
+
+
 def summarize(samples_ms: list[float]) -> Timing:
     """The median and relative IQR of a list of times (pure: tested on the CPU)."""
     median = statistics.median(samples_ms)
@@ -50,8 +64,10 @@ def time_call(fn, repeats: int = REPEATS, warmup: int = WARMUP) -> Timing:
         fn()
     torch.cuda.synchronize()
     pairs = []
+    cover = _cover_cycles()
     for _ in range(repeats):
         flush_l2()
+        torch.cuda._sleep(cover)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
