@@ -6,7 +6,8 @@
 Two measurements per call of `ktile.ops.warmup_calls.CALLS` (every public op function and its
 forms), each the median over repeats of the mean per call of N back-to-back calls:
 
-- `python_us`: CPU tensors with the op kernels stubbed out (`_library._RUNNER` given a no-op
+- `python_us` (the least over repeats: a loaded machine's noise left out): CPU tensors with
+  the op kernels stubbed out (`_library._RUNNER` given a no-op
   runner), so only the checks, planning, views and allocations before the launch are counted.
 - on a CUDA machine, `cuda_us`: real calls on GPU tensors, N in a row with no sync (timed on
   the host: the launch path's full host cost while the GPU keeps up), and `torch_us`: the same
@@ -68,8 +69,9 @@ def _torch_equivalents():
     }
 
 
-def _per_call(fn, args, calls: int, repeats: int, sync=None) -> float:
-    """Median over `repeats` of the mean microseconds per call of `calls` calls in a row."""
+def _per_call(fn, args, calls: int, repeats: int, sync=None, best=False) -> float:
+    """The median (`best`: the least) over `repeats` of the mean microseconds per call of
+    `calls` calls in a row."""
     fn(*args)
     fn(*args)          # builds, tables, caches: warm
     if sync:
@@ -82,7 +84,7 @@ def _per_call(fn, args, calls: int, repeats: int, sync=None) -> float:
         times.append((time.perf_counter() - t0) / calls * 1e6)
         if sync:
             sync()
-    return statistics.median(times)
+    return min(times) if best else statistics.median(times)
 
 
 def measure(names, rows: int, cols: int, calls: int, repeats: int, cuda: bool) -> list[dict]:
@@ -101,7 +103,7 @@ def measure(names, rows: int, cols: int, calls: int, repeats: int, cuda: bool) -
         args = call.make(rows, cols, torch.bfloat16, SIZES, "cpu")
         lib._RUNNER.append(lambda kernel, *a, **k: None)
         try:
-            row["python_us"] = round(_per_call(fn, args, calls, repeats), 2)
+            row["python_us"] = round(_per_call(fn, args, calls, repeats, best=True), 2)
         except Exception as e:                          # noqa: BLE001 - reported per row
             row["python_error"] = f"{type(e).__name__}: {e}"[:200]
         finally:

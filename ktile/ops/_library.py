@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import pkgutil
 import threading
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from ..errors import InputError
 TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950", "sm_90a")
 AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 MAX_RANK = 4
+PLAN_LIMIT = 4096      # plans a routing table memoizes before it starts over
 
 
 # ---- the configuration space --------------------------------------------------------------
@@ -77,7 +79,8 @@ class RoutingTable:
 
     def __init__(self, routes: list[Route]):
         self.routes = list(routes)
-        self.measured: dict[str, list[Route]] = MeasuredRoutes()
+        self.plans: dict = {}                 # `plan`'s memo; cleared when the routes change
+        self.measured: dict[str, list[Route]] = MeasuredRoutes(self.plans)
         self._pins: dict[int, Route] = {}     # thread id -> the route `pinned(...)` set
 
     def bind(self, op: "Op") -> None:
@@ -87,6 +90,25 @@ class RoutingTable:
 
     def override(self, target: str, routes: list[Route]) -> None:
         self.measured[target] = list(routes)
+
+    def plan(self, target: str | None, key, make: Callable[[], Any]):
+        """`make()` (what a call launches: its route, kernel, views' shapes), memoized under
+        (`target`, `key`): `key` must hold everything else the plan depends on (shapes,
+        dtypes, which optional arguments are given). Not memoized while a route is pinned;
+        forgotten when the measured routes change (`override`, a shipped table read) and
+        when the memo holds PLAN_LIMIT plans. An InputError of `make` is raised each call."""
+        if self._pins:
+            return make()
+        if target is None:           # the interpreter routes as KTILE_TARGET's target
+            target = (None, os.environ.get("KTILE_TARGET", ""))
+        plans = self.plans
+        found = plans.get((target, key))
+        if found is None:
+            found = make()
+            if len(plans) >= PLAN_LIMIT:
+                plans.clear()
+            plans[(target, key)] = found
+        return found
 
     @property
     def pinned(self) -> Route | None:
@@ -121,9 +143,10 @@ class MeasuredRoutes(dict):
     """target -> measured routes, read from the op's shipped table on the first look at a
     target (`ktile.ops._shipped`); a target set by hand (`override`) is not read."""
 
-    def __init__(self):
+    def __init__(self, plans: dict | None = None):
         super().__init__()
         self.op: Op | None = None
+        self.plans = {} if plans is None else plans     # the table's memo: cleared on a change
         self._looked: set = set()
         self._lock = threading.RLock()
 
@@ -138,6 +161,7 @@ class MeasuredRoutes(dict):
             routes = shipped_routes(self.op, target)
             if routes and not super().__contains__(target):
                 super().__setitem__(target, routes)
+                self.plans.clear()
 
     def get(self, target, default=None):     # every op call: the set test, then the dict's
         if target not in self._looked:
@@ -155,6 +179,7 @@ class MeasuredRoutes(dict):
     def __setitem__(self, target, routes) -> None:
         self._looked.add(target)
         super().__setitem__(target, routes)
+        self.plans.clear()
 
 
 @contextlib.contextmanager
@@ -291,22 +316,44 @@ def dtype_name(t) -> str:
     return str(t.dtype).removeprefix("torch.")
 
 
+_KT_DTYPES: dict = {}      # torch.dtype -> ktile dtype name, filled on the first call
+
+
+def _kt_dtypes() -> dict:
+    if not _KT_DTYPES:
+        import torch
+        from .. import dtypes as kt
+        _KT_DTYPES.update({getattr(torch, d.torch_name): d.name
+                           for d in (kt.bf16, kt.fp16, kt.fp32, kt.fp8, kt.i32, kt.i8)})
+    return _KT_DTYPES
+
+
 def kt_dtype(t) -> str | None:
     """The ktile dtype name of a torch tensor's elements ('bf16'), None when ktile has none."""
-    from .. import dtypes as kt
-    names = {d.torch_name: d.name for d in (kt.bf16, kt.fp16, kt.fp32, kt.fp8, kt.i32, kt.i8)}
-    return names.get(dtype_name(t))
+    return (_KT_DTYPES or _kt_dtypes()).get(t.dtype)
+
+
+_TORCH = None              # the torch module, once an op has been called (imported lazily)
+
+
+def _torch():
+    global _TORCH
+    if _TORCH is None:
+        import torch
+        _TORCH = torch
+    return _TORCH
 
 
 def check_tensor(op: str, param: str, t, dtypes: tuple[str, ...], *, ranks=(1, MAX_RANK)):
     """`t` is a dense torch tensor of one of `dtypes` (ktile names: 'bf16'), of 1 to 4
-    dimensions, not empty, on a CPU or GPU, its rows contiguous."""
-    import torch
-    from .. import dtypes as kt
+    dimensions, not empty, on a CPU or GPU, its rows contiguous. Every op call makes it, so
+    it asks the tensor only what it must (no imports, no dtype-name strings on success)."""
+    torch = _TORCH or _torch()
     if not isinstance(t, torch.Tensor):
         raise InputError(f"{op}: '{param}' must be a torch.Tensor, got {type(t).__name__}",
                          hint=f"pass torch.as_tensor({param})")
-    if kt_dtype(t) not in dtypes:
+    if (_KT_DTYPES or _kt_dtypes()).get(t.dtype) not in dtypes:
+        from .. import dtypes as kt
         torch_names = [getattr(kt, d).torch_name for d in dtypes]
         raise InputError(f"{op}: '{param}' holds {dtype_name(t)} elements; this op takes "
                          f"{', '.join(torch_names)}",
@@ -322,11 +369,12 @@ def check_tensor(op: str, param: str, t, dtypes: tuple[str, ...], *, ranks=(1, M
     if t.numel() == 0:
         raise InputError(f"{op}: '{param}' is empty (shape {tuple(t.shape)}); the op has no "
                          f"element to compute", hint="skip the call for empty inputs")
-    if t.device.type not in ("cpu", "cuda", "meta"):
+    kind = t.device.type
+    if kind not in ("cpu", "cuda", "meta"):
         raise InputError(f"{op}: '{param}' is on {t.device}; ktile runs on the CPU "
                          f"(interpreter) and on CUDA or ROCm GPUs",
                          hint=f"move it: {param}.cpu() or {param}.cuda()")
-    if t.device.type != "meta" and not t.is_contiguous():
+    if kind != "meta" and not t.is_contiguous():
         raise InputError(f"{op}: '{param}' is not contiguous (strides {t.stride()}); this op "
                          f"reads it as rows of one contiguous run each",
                          hint=f"pass {param}.contiguous()")
@@ -430,11 +478,26 @@ def row_tiles(t):
 def target_of(t) -> str | None:
     """The target a call on `t` runs on: None on the CPU (the interpreter), else the GPU's;
     inside `runtime.builds.building(target)` (warm-up) that target."""
-    if t.device.type != "cuda":
-        from ..runtime.builds import building_target
-        return building_target()
-    from ..runtime.devices import device, target_of as device_target
-    return device_target(device(t.device.index or 0))
+    dev = t.device
+    if dev.type != "cuda":
+        return (_BUILDING or _building())()
+    index = dev.index or 0
+    target = _GPU_TARGETS.get(index)
+    if target is None:      # a GPU's target is fixed: asked once (device properties are slow)
+        from ..runtime.devices import device, target_of as device_target
+        target = _GPU_TARGETS[index] = device_target(device(index))
+    return target
+
+
+_GPU_TARGETS: dict[int, str] = {}     # CUDA device index -> its ktile target
+_BUILDING = None                      # runtime.builds.building_target, once imported
+
+
+def _building():
+    global _BUILDING
+    from ..runtime.builds import building_target
+    _BUILDING = building_target
+    return _BUILDING
 
 
 # ---- torch.library registration -----------------------------------------------------------
@@ -469,12 +532,13 @@ class Dispatch:
 
 def _plain_eager(args) -> bool:
     """Real CPU or CUDA tensors (no subclass, no fake), no dispatch mode, not compiling."""
-    import torch
+    torch = _TORCH or _torch()
     if torch.compiler.is_compiling():
         return False
+    tensor = torch.Tensor
     for a in args:
-        if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor
-                                            or a.device.type not in ("cpu", "cuda")):
+        if isinstance(a, tensor) and (type(a) is not tensor
+                                      or a.device.type not in ("cpu", "cuda")):
             return False
     depth = getattr(torch._C, "_len_torch_dispatch_stack", None)
     return depth is None or depth() == 0

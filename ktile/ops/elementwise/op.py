@@ -49,27 +49,65 @@ def broadcast_form(op: str, big_shape, small_shape, big: str, small: str) -> str
         hint=f"expand it first: {small}.expand({big_shape}).contiguous()")
 
 
+def broadcast_shape(a: tuple, b: tuple) -> tuple[int, ...] | None:
+    """torch's broadcast of two shapes (None: they do not broadcast), in plain Python: torch's
+    own (`torch.broadcast_shapes`) costs tens of microseconds a call."""
+    if a == b:
+        return tuple(a)
+    rank = max(len(a), len(b))
+    shape = []
+    for m, n in zip(_padded(a, rank), _padded(b, rank)):
+        if m != n and m != 1 and n != 1:
+            return None
+        shape.append(n if m == 1 else m)
+    return tuple(shape)
+
+
 def result_shape(op: str, x, y) -> tuple[int, ...]:
-    try:
-        return tuple(torch.broadcast_shapes(x.shape, y.shape))
-    except RuntimeError:
+    shape = broadcast_shape(x.shape, y.shape)
+    if shape is None:
         raise InputError(f"{op}: shapes {tuple(x.shape)} ('x') and {tuple(y.shape)} ('y') do "
                          f"not broadcast", hint="pass tensors of one shape, or a row or column "
-                                                "of the other's") from None
+                                                "of the other's")
+    return shape
+
+
+_SHAPE_PLANS: dict = {}      # (x's shape, y's shape) -> plan_shapes(...), a covered broadcast
+_SHAPE_PLAN_LIMIT = 4096
+
+
+def plan_shapes(op: str, x, y) -> tuple[tuple[int, ...], str, bool]:
+    """(the result's shape, form, swap) of a binary call on tensors x and y: how the small
+    operand meets the big one (of the result's shape; see `broadcast_form`) and whether the
+    small one is the left operand. Memoized per pair of shapes; an uncovered broadcast raises
+    (each call: refusals are not memoized)."""
+    key = (x.shape, y.shape)
+    found = None if torch.compiler.is_compiling() else _SHAPE_PLANS.get(key)
+    if found is None:
+        shape = result_shape(op, x, y)
+        if tuple(x.shape) == shape:
+            found = shape, broadcast_form(op, shape, y.shape, "x", "y"), False
+        elif tuple(y.shape) == shape:
+            found = shape, broadcast_form(op, shape, x.shape, "y", "x"), True
+        else:
+            raise InputError(
+                f"{op}: 'x' of shape {tuple(x.shape)} and 'y' of shape {tuple(y.shape)} "
+                f"broadcast each other (to {shape}); ktile's kernels broadcast one operand "
+                f"against the other's shape only",
+                hint="expand one first: x.expand(shape).contiguous()")
+        if torch.compiler.is_compiling():     # symbolic shapes: no memo
+            return found
+        if len(_SHAPE_PLANS) >= _SHAPE_PLAN_LIMIT:
+            _SHAPE_PLANS.clear()
+        _SHAPE_PLANS[key] = found
+    return found
 
 
 def _plan(op: str, x, y):
     """(big, small, form, swap): the tensor of the result's shape, the other, how they meet,
     and whether the small one is the left operand."""
-    shape = result_shape(op, x, y)
-    if tuple(x.shape) == shape:
-        return x, y, broadcast_form(op, shape, y.shape, "x", "y"), False
-    if tuple(y.shape) == shape:
-        return y, x, broadcast_form(op, shape, x.shape, "y", "x"), True
-    raise InputError(f"{op}: 'x' of shape {tuple(x.shape)} and 'y' of shape {tuple(y.shape)} "
-                     f"broadcast each other (to {shape}); ktile's kernels broadcast one "
-                     f"operand against the other's shape only",
-                     hint="expand one first: x.expand(shape).contiguous()")
+    _, form, swap = plan_shapes(op, x, y)
+    return (y, x, form, True) if swap else (x, y, form, False)
 
 
 # ---- launching ----------------------------------------------------------------------------
@@ -86,9 +124,13 @@ def as_rows(t):
 def _run(kernel_name: str, rows_shape, *args, **identity) -> None:
     rows, cols = rows_shape
     target = lib.target_of(args[0])
-    route = config.choose(kernel_name, rows, cols, target)
-    kernel = kernels.KERNELS[kernel_name](lib.kt_dtype(args[0]))
-    run_kernel(kernel, *args, target=target, **{**route.constants, **identity})
+    dtype = args[0].dtype
+
+    def make():
+        route = config.choose(kernel_name, rows, cols, target)
+        return kernels.KERNELS[kernel_name](lib.kt_dtype(args[0])), route.constants
+    kernel, constants = config.TABLE.plan(target, (kernel_name, rows, cols, dtype), make)
+    run_kernel(kernel, *args, target=target, **constants, **identity)
 
 
 def launch_binary(x, y, out, op: str) -> None:
@@ -146,13 +188,15 @@ def write_out(out, inputs, launch) -> None:
 # ---- the torch.library ops ----------------------------------------------------------------
 
 def _promoted(x, y):
+    if x.dtype == y.dtype:          # tensors of one dtype: torch's result is that dtype
+        return x, y
     dtype = torch.result_type(x, y)
     return x.to(dtype), y.to(dtype)
 
 
 def _binary(x: torch.Tensor, y: torch.Tensor, op: str) -> torch.Tensor:
     x, y = _promoted(x, y)
-    out = torch.empty(result_shape(op, x, y), dtype=x.dtype, device=x.device)
+    out = torch.empty(plan_shapes(op, x, y)[0], dtype=x.dtype, device=x.device)
     launch_binary(x, y, out, op)
     return out
 
@@ -256,11 +300,11 @@ def binary(op: str, x, y, out=None):
     _check_operand(op, "x", x)
     _check_operand(op, "y", y)
     lib.check_same_device(op, {"x": x, "y": y})
-    shape = result_shape(op, x, y)
-    _plan(op, x, y)                                   # refuse an uncovered broadcast here
+    shape, _, _ = plan_shapes(op, x, y)               # refuse an uncovered broadcast here
     if out is None:
         return BINARY(x, y, op)
-    _check_out(op, out, shape, torch.result_type(x, y), x.device)
+    _check_out(op, out, shape, x.dtype if x.dtype == y.dtype else torch.result_type(x, y),
+               x.device)
     BINARY_OUT(x, y, op, out)
     return out
 

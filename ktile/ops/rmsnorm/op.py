@@ -28,17 +28,29 @@ def check_inputs(op: str, x, weight, eps) -> float:
     return lib.check_eps(op, eps)
 
 
+def plan(x: torch.Tensor, target):
+    """(kernel, constants, x's view shape, weight's view shape or None) for contiguous x:
+    x, weight and out as rows of 16-row tiles for the tile kernel (`lib.row_tiles`), else x
+    and out as (rows, cols) views. Memoized per shape, dtype and target (`RoutingTable.plan`)."""
+    shape = x.shape
+    cols = shape[-1]
+    rows = x.numel() // cols
+
+    def make():
+        route = config.TABLE.choose(rows, cols, target)
+        kernel = OP.kernel(route, lib.kt_dtype(x))
+        if route.kernel == "rms_norm_tiles":
+            return kernel, route.constants, (-1, cols // 16), (-1, cols // 16)
+        return kernel, route.constants, (-1, cols), None
+    return config.TABLE.plan(target, (shape, x.dtype), make)
+
+
 def launch(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float) -> None:
-    """Run the routed kernel: x, weight and out as rows of 16-row tiles for the tile kernel
-    (`lib.row_tiles`), else x and out as (rows, cols) views."""
-    rows = lib.rows_of(x)
-    route = config.TABLE.choose(rows.shape[0], rows.shape[1], lib.target_of(x))
-    kernel = OP.kernel(route, lib.kt_dtype(x))
-    if route.kernel == "rms_norm_tiles":
-        x, weight, out = lib.row_tiles(x), lib.row_tiles(weight), lib.row_tiles(out)
-    else:
-        x, out = rows, lib.rows_of(out)
-    lib.run(kernel, x, weight, out, eps, **route.constants)
+    """Run the routed kernel on x (contiguous), weight and out (x's shape) as `plan` views."""
+    kernel, constants, rows, weights = plan(x, lib.target_of(x))
+    if weights is not None:
+        weight = weight.view(weights)
+    lib.run(kernel, x.view(rows), weight, out.view(rows), eps, **constants)
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
