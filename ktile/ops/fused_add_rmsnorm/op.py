@@ -36,10 +36,8 @@ def check_inputs(op: str, x, residual, weight, eps) -> float:
 TILES = "fused_add_rms_norm_tiles"
 
 
-def route_of(x):
-    """The route for x's rows; a width no route takes is refused saying which widths run."""
-    rows, cols = lib.rows_of(x).shape
-    target = lib.target_of(x)
+def _route(rows: int, cols: int, target):
+    """The route for rows of cols; a width no route takes is refused saying which widths run."""
     try:
         return config.TABLE.choose(rows, cols, target)
     except InputError:
@@ -53,16 +51,35 @@ def route_of(x):
                      hint="file an issue with the shape (docs/ops.md)")
 
 
-def launch(x, residual, weight, out, residual_out, eps: float, route=None) -> None:
-    """Run the routed kernel: the tensors as rows of 16-row tiles for the tile kernel
-    (`lib.row_tiles`), else as (rows, cols) views; `out` may be x and `residual_out` residual
-    for the tile kernel (declared in place)."""
-    route = route or route_of(x)
-    kernel = OP.kernel(route, lib.kt_dtype(x))
-    view = lib.row_tiles if route.kernel == TILES else lib.rows_of
-    weight = lib.row_tiles(weight) if route.kernel == TILES else weight
-    lib.run(kernel, view(x), view(residual), weight, view(out), view(residual_out), eps,
-            **route.constants)
+def plan(x):
+    """(route, kernel, the tensors' view shape, weight's view shape or None) for contiguous x:
+    rows of 16-row tiles for the tile kernel (`lib.row_tiles`), else (rows, cols) views.
+    Memoized per shape, dtype and target (`RoutingTable.plan`)."""
+    shape, target = x.shape, lib.target_of(x)
+    cols = shape[-1]
+
+    def make():
+        route = _route(x.numel() // cols, cols, target)
+        kernel = OP.kernel(route, lib.kt_dtype(x))
+        if route.kernel == TILES:
+            return route, kernel, (-1, cols // 16), (-1, cols // 16)
+        return route, kernel, (-1, cols), None
+    return config.TABLE.plan(target, (shape, x.dtype), make)
+
+
+def route_of(x):
+    """The route for x's rows (`plan`)."""
+    return plan(x)[0]
+
+
+def launch(x, residual, weight, out, residual_out, eps: float) -> None:
+    """Run the routed kernel on the `plan` views of the tensors; `out` may be x and
+    `residual_out` residual for the tile kernel (declared in place)."""
+    route, kernel, rows, weights = plan(x)
+    if weights is not None:
+        weight = weight.view(weights)
+    lib.run(kernel, x.view(rows), residual.view(rows), weight, out.view(rows),
+            residual_out.view(rows), eps, **route.constants)
 
 
 def _functional(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
@@ -82,9 +99,8 @@ def _out(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: flo
 
 
 def _in_place(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
-    route = route_of(x)
-    if route.kernel == TILES:
-        launch(x, residual, weight, x, residual, eps, route)
+    if route_of(x).kernel == TILES:
+        launch(x, residual, weight, x, residual, eps)
         return
     out, residual_out = _functional(x, residual, weight, eps)
     residual.copy_(residual_out)

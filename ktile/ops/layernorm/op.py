@@ -32,12 +32,19 @@ def check_inputs(op: str, x, weight, bias, eps) -> float:
 
 
 def launch(x, weight, bias, out, eps: float) -> None:
-    rows, cols = lib.rows_of(x).shape
-    route = config.forward_route(rows, cols, lib.target_of(x))
-    kernel = FORWARD_OP.kernel(route, lib.kt_dtype(x))
-    # the row-tile kernel reads a row as a 16 x cols/16 block; the vector kernel as a row
-    view = row_view if isinstance(route, config.RowTileRoute) else lib.rows_of
-    lib.run(kernel, view(x), view(weight), view(bias), view(out), eps, **route.constants)
+    shape, target = x.shape, lib.target_of(x)
+    cols = shape[-1]
+
+    def make():
+        route = config.forward_route(x.numel() // cols, cols, target)
+        # the row-tile kernel reads a row as a 16 x cols/16 block (`row_view`); the vector
+        # kernel as a row
+        tiled = isinstance(route, config.RowTileRoute)
+        return FORWARD_OP.kernel(route, lib.kt_dtype(x)), route.constants, \
+            (-1, cols // 16) if tiled else (-1, cols)
+    kernel, constants, rows = config.FORWARD.plan(target, (shape, x.dtype), make)
+    lib.run(kernel, x.view(rows), weight.view(rows), bias.view(rows), out.view(rows), eps,
+            **constants)
 
 
 def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
