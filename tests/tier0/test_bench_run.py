@@ -84,3 +84,17 @@ def test_the_prebuild_plan_maps_bench_shapes_to_warm_up_calls():
     assert plan["bf16"]["add"] == [(256, 4096), (16384, 4096), (65536, 4096)]
     assert plan["bf16"]["rotary_embedding"][0] == (1, prebuild.ROTARY_COLS)
     assert "kv_cache_write" not in plan["bf16"]      # its bench dims have no (rows, cols) here
+
+
+def test_in_place_alternatives_are_checked_on_the_inputs_as_made(cpu_run, monkeypatch):
+    """ktile's timed calls mutate an in-place op's inputs; every alternative's check must still
+    start from the inputs as made (the H200 run of 2026-12-02 reported false mismatches for
+    fused_add_rms_norm_ and rotary_embedding before this)."""
+    def bump(x):
+        x.add_(1.0)
+        return x
+    bench = cases.Bench("bump", shapes=(), quick=(), make=lambda s: (torch.zeros(8),),
+                        ktile=bump, torch=bump, nbytes=lambda s: 64, mutates=(0,))
+    shape = cases.Shape({"n": 8}, 8, 8)
+    row = runner.measure_shape(bench, shape, {"ktile": bump, "torch": bump}, copy=100.0)
+    assert row["torch"]["check"]["ok"], row["torch"]["check"]
