@@ -34,42 +34,54 @@ def _multiprocessors(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def _launch_row_tile(route, dtype, x2, o2) -> None:
-    """x2 (rows, cols) viewed as [rows * 16, cols // 16]: a row of x is one 16-row tile."""
-    rows, cols = x2.shape
-    xv, ov = x2.view(rows * config.TILE, cols // config.TILE), o2.view(rows * config.TILE, -1)
-    if route.kernel != "softmax_stats":
-        lib.run(OP.kernel(route, dtype), xv, ov, **route.constants)
+def plan(x, target):
+    """(route, its kernel, the split twin's kernel or None) for contiguous x's rows on target,
+    memoized per shape and dtype (`RoutingTable.plan`)."""
+    shape = x.shape
+    cols = shape[-1]
+
+    def make():
+        route = config.TABLE.choose(x.numel() // cols, cols, target)
+        dtype = lib.kt_dtype(x)
+        kernel = OP.kernel(route, dtype)
+        twin = OP.kernel(_twin(route), dtype) if route.kernel in config.SPLIT_TWINS else None
+        return route, kernel, twin
+    return config.TABLE.plan(target, (shape, x.dtype), make)
+
+
+def _launch_row_tile(route, kernel, twin, x, out, rows: int, cols: int) -> None:
+    """x (rows of cols) viewed as [rows * 16, cols // 16]: a row of x is one 16-row tile."""
+    xv, ov = x.view(rows * config.TILE, cols // config.TILE), out.view(rows * config.TILE, -1)
+    if twin is None:
+        lib.run(kernel, xv, ov, **route.constants)
         return
-    blocks = _multiprocessors(x2.device) * config.BLOCKS_PER_SM
+    blocks = _multiprocessors(x.device) * config.BLOCKS_PER_SM
     splits = config.split_count(rows, cols, route.constants["C"], blocks)
-    m = torch.empty((rows * splits, 1), dtype=torch.float32, device=x2.device)
+    m = torch.empty((rows * splits, 1), dtype=torch.float32, device=x.device)
     s = torch.empty_like(m)
-    lib.run(OP.kernel(route, dtype), xv, m, s, **route.constants)     # [rows * splits, 1]
-    lib.run(OP.kernel(_twin(route), dtype), xv, m.view(rows, splits), s.view(rows, splits), ov,
-            **route.constants)
+    lib.run(kernel, xv, m, s, **route.constants)     # [rows * splits, 1]
+    lib.run(twin, xv, m.view(rows, splits), s.view(rows, splits), ov, **route.constants)
 
 
-def _launch_rows16(route, dtype, x2, o2) -> None:
+def _launch_rows16(route, kernel, twin, x, out, rows: int, cols: int) -> None:
     """The 16-row kernels (kernels.py): any width."""
-    if route.kernel != "softmax_partials":
-        lib.run(OP.kernel(route, dtype), x2, o2, **route.constants)
+    x2, o2 = x.view(rows, cols), out.view(rows, cols)
+    if twin is None:
+        lib.run(kernel, x2, o2, **route.constants)
         return
-    splits = -(-x2.shape[1] // route.constants["BLOCK"])
-    m = torch.empty((splits, x2.shape[0]), dtype=torch.float32, device=x2.device)
+    splits = -(-cols // route.constants["BLOCK"])
+    m = torch.empty((splits, rows), dtype=torch.float32, device=x.device)
     s = torch.empty_like(m)
-    lib.run(OP.kernel(route, dtype), x2, m, s, **route.constants)
-    lib.run(OP.kernel(_twin(route), dtype), x2, m, s, o2, **route.constants)
+    lib.run(kernel, x2, m, s, **route.constants)
+    lib.run(twin, x2, m, s, o2, **route.constants)
 
 
 def launch(x: torch.Tensor, out: torch.Tensor) -> None:
     """Softmax of each row of contiguous x into out (x's shape)."""
-    x2, o2 = lib.rows_of(x), lib.rows_of(out)
-    route = config.TABLE.choose(x2.shape[0], x2.shape[1], lib.target_of(x))
-    if route.kernel in row_tile.KERNELS:
-        _launch_row_tile(route, lib.kt_dtype(x), x2, o2)
-    else:
-        _launch_rows16(route, lib.kt_dtype(x), x2, o2)
+    route, kernel, twin = plan(x, lib.target_of(x))
+    cols = x.shape[-1]
+    launch_as = _launch_row_tile if route.kernel in row_tile.KERNELS else _launch_rows16
+    launch_as(route, kernel, twin, x, out, x.numel() // cols, cols)
 
 
 def _last_axis(x, dim: int):
