@@ -402,6 +402,14 @@ def check_like(op: str, param: str, t, like, like_name: str, *, dtype=True) -> N
 
 
 def check_same_device(op: str, tensors: dict) -> None:
+    first = None
+    for t in tensors.values():       # every call makes it: no set unless they differ
+        if first is None:
+            first = t.device
+        elif t.device != first:
+            break
+    else:
+        return
     devices = {t.device for t in tensors.values()}
     if len(devices) > 1:
         listed = ", ".join(f"'{p}' on {t.device}" for p, t in tensors.items())
@@ -540,5 +548,13 @@ def _plain_eager(args) -> bool:
         if isinstance(a, tensor) and (type(a) is not tensor
                                       or a.device.type not in ("cpu", "cuda")):
             return False
-    depth = getattr(torch._C, "_len_torch_dispatch_stack", None)
+    depth = _DISPATCH_DEPTH[0] if _DISPATCH_DEPTH else _dispatch_depth()
     return depth is None or depth() == 0
+
+
+_DISPATCH_DEPTH: list = []     # [torch._C._len_torch_dispatch_stack, or None], once looked up
+
+
+def _dispatch_depth():
+    _DISPATCH_DEPTH.append(getattr(_torch()._C, "_len_torch_dispatch_stack", None))
+    return _DISPATCH_DEPTH[0]
