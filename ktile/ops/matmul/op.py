@@ -60,23 +60,39 @@ def zero_bias(n: int, like: torch.Tensor) -> torch.Tensor:
     return zeros[:n]
 
 
+def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
+    """(route, its kernel, the split-K reduction's kernel or None, the split count) for a
+    [M, K] into [M, N] of out_dtype; memoized per layout, M, N, K, dtypes and device
+    (`RoutingTable.plan`: the split count reads the device's multiprocessors)."""
+    (m, k), target = a.shape, lib.target_of(a)
+
+    def make():
+        route = config.choose("nt" if nt else "nn", m, n, target)
+        dtype = name_of(lib.kt_dtype(a), checks.OUT_DTYPES.get(out_dtype))
+        kernel = OP.kernel(route, dtype)
+        if not route.kernel.startswith("skinny"):
+            return route, kernel, None, 0
+        c = route.constants
+        count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"],
+                              multiprocessors(a))
+        return route, kernel, OP.kernel(config.REDUCE, dtype), count
+    return config.TABLE.plan(target, (nt, m, n, k, a.dtype, out_dtype, a.get_device()), make)
+
+
 def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
            out: torch.Tensor) -> None:
     """Run the routed kernels for a [M, K] · b [K, N] (+ bias) into out [M, N]."""
     nt = checks.is_weight_view(b)
     weight = b.t() if nt else b                           # W [N, K], or b [K, N]
-    (m, k), n = a.shape, out.shape[1]
-    route = config.choose("nt" if nt else "nn", m, n, lib.target_of(a))
-    dtype = name_of(lib.kt_dtype(a), lib.kt_dtype(out))
+    n = out.shape[1]
+    route, kernel, reduce, count = plan(a, nt, n, out.dtype)
     bias = zero_bias(n, a) if bias is None else bias
-    if not route.kernel.startswith("skinny"):
-        lib.run(OP.kernel(route, dtype), a, weight, bias, out, **route.constants)
+    if reduce is None:
+        lib.run(kernel, a, weight, bias, out, **route.constants)
         return
-    c = route.constants
-    count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"], multiprocessors(a))
-    part = torch.empty((count, m, n), dtype=torch.float32, device=a.device)
-    lib.run(OP.kernel(route, dtype), a, weight, part, **c)
-    lib.run(OP.kernel(config.REDUCE, dtype), part, bias, out, **config.REDUCE.constants)
+    part = torch.empty((count, a.shape[0], n), dtype=torch.float32, device=a.device)
+    lib.run(kernel, a, weight, part, **route.constants)
+    lib.run(reduce, part, bias, out, **config.REDUCE.constants)
 
 
 def _matmul(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
