@@ -62,7 +62,12 @@ def _float_unary(name: str, floating: Callable, *, cpp: str | None = None) -> Fu
 
 
 def _sigmoid(np, x):
-    return 1 / (1 + np.exp(-x))
+    """e = exp(-|x|), r = 1 / (1 + e); r for x >= 0, e·r below (each step rounded): the
+    denominator stays in [1, 2], so nothing overflows (sigmoid(-100) is e^-100, not 0) and the
+    targets divide with their 1-ulp reciprocal (within 3 ulp of this)."""
+    e = np.exp(-np.abs(x))
+    r = 1 / (1 + e)
+    return np.where(x >= 0, r, e * r)[()]
 
 
 _ERF = None
@@ -78,7 +83,8 @@ def _erf_double(np, x):
 
 def _gelu(np, x):
     """The exact (erf) form, as torch's default gelu: erf(x / sqrt 2) evaluated in double and
-    rounded once to float32, the rest in float32 as a float32 kernel computes it."""
+    rounded once to float32, the rest in float32 as a float32 kernel computes it. The targets
+    compute erf in float32 (2 ulp): within |x|·2^-22 of this."""
     x32 = np.asarray(x, np.float32)
     erf = _erf_double(np, x32.astype(np.float64) * math.sqrt(0.5)).astype(np.float32)
     return np.float32(0.5) * x32 * (np.float32(1) + erf)
@@ -137,7 +143,8 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("rsqrt", lambda np, x: 1 / np.sqrt(x)),   # two IEEE roundings
     _float_unary("silu", lambda np, x: x * _sigmoid(np, x)),
     _float_unary("gelu", _gelu),
-    _float_unary("erf", lambda np, x: _erf_double(np, x).astype(np.result_type(x))[()]),
+    _float_unary("erf", lambda np, x:   # correctly rounded; the targets' float erf: 2 ulp
+                 _erf_double(np, x).astype(np.result_type(x))[()]),
     _float_unary("sigmoid", _sigmoid),
     _float_unary("tanh", lambda np, x: np.tanh(x)),
     _float_unary("sin", _sin_cos("sin")),

@@ -95,6 +95,9 @@ EXACT = ("abs", "relu", "round", "floor", "ceil", "trunc")
 # the others: within this many ulps of the interpreter's (each side is within about an ulp of
 # the correctly rounded result)
 ULPS = {"fp32": 2, "bf16": 1}
+# gelu: the targets' float erf is within 2 ulp, the interpreter's correctly rounded, and 1 + erf
+# cancels for x < 0: within |x|·2^-22 in fp32 (elementwise.py), plus one step of bf16's rounding
+GELU_BOUND = 2.0 ** -22
 
 
 def _function_inputs() -> torch.Tensor:
@@ -135,6 +138,11 @@ def test_every_table_function_agrees_with_the_interpreter(every_function, target
             w = want[index][0, 0, 16 * k:16 * k + 16].float().numpy()
             limit = 0 if row.name in EXACT else ULPS[dtype]
             apart = _ulps_apart(g, w, dtype)
+            if row.name == "gelu":
+                x_abs = np.abs(tensors[0][0, 0].numpy().astype(np.float64))
+                step = _ulps_apart(w + np.sign(w) * x_abs * GELU_BOUND, w, dtype)   # the bound in ulps
+                apart = np.where(np.isfinite(x_abs), apart - step - (dtype == "bf16"), apart)
+                limit = 0
             worst = np.unravel_index(np.argmax(apart), apart.shape)
             x = tensors[0][0, 0][worst].item()
             assert apart.max() <= limit, (f"{row.hk}({x!r}) in {dtype} on {target}: "

@@ -7,15 +7,18 @@
 //   integer   int64 math, wrapped to the result's width (wrap_to);
 //   logical   bool and / or / not.
 // Comparisons run in floating when either operand is a float, else in integer. No fast-math:
-// division, sqrt and 1/sqrt are IEEE.
+// division, sqrt and 1/sqrt are IEEE, except where a function below says otherwise (sigmoid's
+// reciprocal of a denominator in [1, 2]). No double precision on the activations' paths
+// (gelu, erf, silu, sigmoid): float32 only, like torch's CUDA kernels.
 //
 // Written against the vendor's math shim (amd/common/elementwise_ops.hpp,
 // nvidia/hopper/elementwise_ops.hpp), which includes this file after it has defined
 //   KT_ELEMENT_FN     the functors' qualifiers (__device__ __forceinline__, and __host__ where
 //                     the vendor's math compiles for the host);
 //   kt::detail::math  exp_f exp2_f log_f log2_f sqrt_f sin_f cos_f tanh_f pow_f abs_f
-//                     rint_f floor_f ceil_f trunc_f, gelu_f (the exact erf form),
-//                     erf_d (double -> double),
+//                     rint_f floor_f ceil_f trunc_f,
+//                     erf_f (float erf, within 2 ulp of the exact value),
+//                     rcp_unit_f (1/d for d in [1, 2], within 1 ulp: one hardware reciprocal),
 //                     max_nan min_nan (NaN-propagating, +0 above -0);
 // and both include common/math_double.hpp: exp_d expm1_d log_d (double -> double, for a float
 // function evaluated in double and rounded once) and sin_cos_f.
@@ -32,8 +35,20 @@ enum class domain { floating, integer, logical };
 using math::max_nan;   // the reductions combine with them too
 using math::min_nan;
 
-// sigmoid as the interpreter evaluates it in float32: 1 / (1 + e^-x), each step rounded.
-KT_ELEMENT_FN float sigmoid_f(float x) { return 1.0f / (1.0f + math::exp_f(-x)); }
+// sigmoid in float32 as the interpreter evaluates it (ktile/ir/elementwise.py): e = e^-|x|,
+// r = 1 / (1 + e), r for x >= 0 and e·r below. The denominator lies in [1, 2], so the division
+// is the hardware's reciprocal (1 ulp) instead of an IEEE division, and nothing overflows:
+// sigmoid(-100) is e^-100 (subnormal), not 0. Within 3 ulp of the interpreter's.
+KT_ELEMENT_FN float sigmoid_f(float x) {
+  const float e = math::exp_f(-math::abs_f(x));
+  const float r = math::rcp_unit_f(1.0f + e);
+  return x >= 0.0f ? r : e * r;
+}
+
+// gelu, the exact (erf) form in float32 as torch's CUDA kernel: x/2 · (1 + erf(x · (1/√2))).
+// Within |x|·2^-22 of the interpreter's (which rounds erf of the exact argument once; for
+// x < 0, 1 + erf cancels, so the bound is relative to |x|, not to the result).
+KT_ELEMENT_FN float gelu_f(float x) { return 0.5f * x * (1.0f + math::erf_f(x * 0.70710678f)); }
 
 // ---- unary functions ----------------------------------------------------------------------------
 // The float-only functions, X(name, the float32 result for float32 x): the table's rows of
@@ -47,8 +62,8 @@ KT_ELEMENT_FN float sigmoid_f(float x) { return 1.0f / (1.0f + math::exp_f(-x));
   X(sqrt, math::sqrt_f(x))                                                                   \
   X(rsqrt, 1.0f / math::sqrt_f(x)) /* two IEEE roundings, as the reference's 1/sqrt */       \
   X(silu, x * sigmoid_f(x))                                                                  \
-  X(gelu, math::gelu_f(x))                                                                   \
-  X(erf, static_cast<float>(math::erf_d(static_cast<double>(x)))) /* rounded once */         \
+  X(gelu, gelu_f(x))                                                                         \
+  X(erf, math::erf_f(x)) /* within 2 ulp */                                                  \
   X(sigmoid, sigmoid_f(x))                                                                   \
   X(tanh, math::tanh_f(x))                                                                   \
   X(sin, math::sin_f(x))                                                                     \

@@ -1,6 +1,7 @@
 // ktile / NVIDIA Hopper: the math shim under the elementwise functors
 // (ktile/common/elementwise_ops.hpp, the same on every vendor): CUDA's full-precision functions
-// (no fast-math: division, sqrt and 1/sqrt are IEEE), the NaN-propagating max / min
+// (no fast-math: division, sqrt and 1/sqrt are IEEE; sigmoid's reciprocal of [1, 2] is
+// rcp.approx), the NaN-propagating max / min
 // instructions, and the functors' qualifiers (device only: max_nan is inline PTX).
 // sin and cos are common/math_double.hpp's, as on AMD, not CUDA's sinf / cosf: those keep a
 // 32-byte local array for their Payne-Hanek reduction of huge arguments, which the stack gate
@@ -31,12 +32,16 @@ KT_ELEMENT_FN float rint_f(float x) { return ::rintf(x); }     // cvt.rni: ties 
 KT_ELEMENT_FN float floor_f(float x) { return ::floorf(x); }   // cvt.rmi
 KT_ELEMENT_FN float ceil_f(float x) { return ::ceilf(x); }     // cvt.rpi
 KT_ELEMENT_FN float trunc_f(float x) { return ::truncf(x); }   // cvt.rzi
-KT_ELEMENT_FN double erf_d(double x) { return ::erf(x); }
+// CUDA's float erff (the one torch's gelu calls): a float polynomial, 2 ulp at most (CUDA
+// Math API, table of single-precision functions), no double and no division.
+KT_ELEMENT_FN float erf_f(float x) { return ::erff(x); }
 
-// gelu, the exact erf form: erf evaluated in double and rounded once, as the reference does.
-KT_ELEMENT_FN float gelu_f(float x) {
-  const float e = static_cast<float>(erf_d(static_cast<double>(x) * 0.70710678118654752440));
-  return 0.5f * x * (1.0f + e);
+// 1/d for d in [1, 2] (sigmoid's denominator): one MUFU.RCP, 1 ulp at most (PTX ISA,
+// rcp.approx.f32); .ftz costs nothing here, as neither d nor 1/d is subnormal.
+KT_ELEMENT_FN float rcp_unit_f(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
 }
 
 // NaN-propagating max / min on the hardware's own instruction.
