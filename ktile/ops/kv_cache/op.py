@@ -64,10 +64,14 @@ def _write(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
     tokens = key.shape[0]
     k_rows, v_rows = _as_rows(NAME, "key_cache", key_cache), _as_rows(NAME, "value_cache",
                                                                       value_cache)
-    route = TABLE.choose(tokens, k_rows.shape[1], lib.target_of(key))
-    kernel = OP.kernel(route, lib.kt_dtype(key))
+    width, target = k_rows.shape[1], lib.target_of(key)
+
+    def make():
+        route = TABLE.choose(tokens, width, target)
+        return OP.kernel(route, lib.kt_dtype(key)), route.constants
+    kernel, constants = TABLE.plan(target, (tokens, width, key.dtype), make)
     run_kernel(kernel, key.reshape(tokens, -1), value.reshape(tokens, -1),
-               as_int32(slot_mapping), k_rows, v_rows, target=lib.target_of(key), **route.constants)
+               as_int32(slot_mapping), k_rows, v_rows, target=target, **constants)
 
 
 def _write_fake(key, value, key_cache, value_cache, slot_mapping):
