@@ -44,7 +44,7 @@ What running means:
   warps 0..W-1 in that order (fixed, so a result reproduces run to run).
 - Math. kt.mma is acc + op(a) @ op(b) as a float32 matmul (exact integers for i8), and
   kt.mma_shared acc + a @ bᵀ likewise with b the shared tile as the warp finds it; float
-  unary and binary math is float32 (gelu is the exact erf form); reductions accumulate in
+  unary and binary math is float32 (gelu's erf is rounded once); reductions accumulate in
   float32 (int32 for integers); max/min propagate NaN.
 
 Each op is compiled once into a closure (`compile.py`, handler tables in `ops_*.py`), so a

@@ -64,7 +64,7 @@ def _float_unary(name: str, floating: Callable, *, cpp: str | None = None) -> Fu
 def _sigmoid(np, x):
     """e = exp(-|x|), r = 1 / (1 + e); r for x >= 0, e·r below (each step rounded): the
     denominator stays in [1, 2], so nothing overflows (sigmoid(-100) is e^-100, not 0) and the
-    targets divide with their 1-ulp reciprocal (within 3 ulp of this)."""
+    targets divide with their 1-ulp reciprocal (within 2^-21 relative of this)."""
     e = np.exp(-np.abs(x))
     r = 1 / (1 + e)
     return np.where(x >= 0, r, e * r)[()]

@@ -38,7 +38,7 @@ using math::min_nan;
 // sigmoid in float32 as the interpreter evaluates it (ktile/ir/elementwise.py): e = e^-|x|,
 // r = 1 / (1 + e), r for x >= 0 and e·r below. The denominator lies in [1, 2], so the division
 // is the hardware's reciprocal (1 ulp) instead of an IEEE division, and nothing overflows:
-// sigmoid(-100) is e^-100 (subnormal), not 0. Within 3 ulp of the interpreter's.
+// sigmoid(-100) is e^-100 (subnormal), not 0. Within 2^-21 relative of the interpreter's.
 KT_ELEMENT_FN float sigmoid_f(float x) {
   const float e = math::exp_f(-math::abs_f(x));
   const float r = math::rcp_unit_f(1.0f + e);
