@@ -149,7 +149,7 @@ def test_vector_axis_unknown():
 def test_tile_layout_unknown():
     def k(a: hk.Tensor[hk.fp32]):
         a[0, 0, 0, 0] = hk.zeros(hk.RT(hk.fp32, 16, 16, "diagonal"))  # <- here
-    points_at(refused(traced(k), "RT layout must be 'row' or 'col'"), k)
+    points_at(refused(traced(k), "RT layout must be 'row', 'col' or 'flat'"), k)
 
 
 def test_tile_of_an_unknown_dtype():

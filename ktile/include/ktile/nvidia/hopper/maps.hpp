@@ -123,43 +123,8 @@ __device__ __forceinline__ void select(D& dst, const C& cond, const X& x, const 
   }
 }
 
-namespace detail {
-// A pair converted in one instruction where the hardware has one (F2FP packs two floats into
-// bf16x2 / half2): cast between float and a 16-bit float tile of one layout goes pair by pair.
-template <class T, class S> struct pair_cast { static constexpr bool value = false; };
-template <> struct pair_cast<bf16, float> {
-  static constexpr bool value = true;
-  static __device__ __forceinline__ pair_t<bf16> apply(const float2& x) { return __float22bfloat162_rn(x); }
-};
-template <> struct pair_cast<half, float> {
-  static constexpr bool value = true;
-  static __device__ __forceinline__ pair_t<half> apply(const float2& x) { return __float22half2_rn(x); }
-};
-template <> struct pair_cast<float, bf16> {
-  static constexpr bool value = true;
-  static __device__ __forceinline__ float2 apply(const pair_t<bf16>& x) { return __bfloat1622float2(x); }
-};
-template <> struct pair_cast<float, half> {
-  static constexpr bool value = true;
-  static __device__ __forceinline__ float2 apply(const pair_t<half>& x) { return __half22float2(x); }
-};
-}  // namespace detail
-
 template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X& x) {
   using T = detail::elem_of_t<D>;
-  if constexpr (detail::is_rt<D>::value && detail::is_rt<X>::value) {
-    using S = detail::elem_of_t<X>;
-    if constexpr (std::is_same<typename D::layout, typename X::layout>::value &&
-                  detail::pair_cast<T, S>::value) {
-#pragma unroll
-      for (int i = 0; i < D::height; ++i)
-#pragma unroll
-        for (int j = 0; j < D::width; ++j)
-#pragma unroll
-          for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = detail::pair_cast<T, S>::apply(x.tiles[i][j][p]);
-      return;
-    }
-  }
   if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
     auto rx = detail::operand<D>(x);
     detail::map_into(dst, [&](const auto& q) { return cast_to<T>(rx.get(q)); });
