@@ -57,6 +57,9 @@ __device__ __forceinline__ unsigned wave_id() {
   return __builtin_amdgcn_readfirstlane(thread_idx_x() / wave_size());
 }
 
+// 1/d in one v_rcp_f32 (1 ulp), for a d the caller keeps normal (sigmoid's, in [1, 2]).
+__device__ __forceinline__ float rcp_approx(float d) { return __builtin_amdgcn_rcpf(d); }
+
 // ---- the block barrier -------------------------------------------------------------------------
 // Every wave of the block meets, and LDS writes made before it are visible after it: s_barrier
 // alone orders execution, not memory, so workgroup-scope release and acquire fences surround it.

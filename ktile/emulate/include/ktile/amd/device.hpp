@@ -25,6 +25,7 @@ inline unsigned block_idx_z() { return kt::emulation::lanes().block(2); }
 inline unsigned wave_size() { return static_cast<unsigned>(kt::emulation::lanes().wave_size()); }
 inline unsigned lane_id() { return static_cast<unsigned>(kt::emulation::lanes().lane()); }
 inline unsigned wave_id() { return static_cast<unsigned>(kt::emulation::lanes().wave()); }
+inline float rcp_approx(float d) { return 1.0f / d; }   // v_rcp_f32's 1 ulp: here exact
 inline void block_barrier() { kt::emulation::block_barrier(); }
 inline unsigned char* dynamic_lds() { return kt::emulation::machine().lds.data(); }
 

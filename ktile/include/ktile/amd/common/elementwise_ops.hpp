@@ -3,6 +3,7 @@
 // qualifiers. Everything is __host__ __device__: wave emulation compiles it for the host.
 #pragma once
 
+#include "ktile/amd/device.hpp"
 #include "ktile/common/scalar_ops.hpp"
 #include "ktile/amd/common/math.hpp"
 #include "ktile/amd/common/scalars.hpp"
@@ -17,15 +18,9 @@ KT_ELEMENT_FN float max_nan(float a, float b) { return __builtin_elementwise_max
 KT_ELEMENT_FN float min_nan(float a, float b) { return __builtin_elementwise_minimum(a, b); }
 
 KT_ELEMENT_FN float abs_f(float x) { return __builtin_fabsf(x); }
-// 1/d for d in [1, 2] (sigmoid's denominator): v_rcp_f32, 1 ulp, instead of the IEEE division's
-// scale / fma / fixup sequence; the host (wave emulation) divides exactly.
-KT_ELEMENT_FN float rcp_unit_f(float d) {
-#if defined(__AMDGCN__)
-  return __builtin_amdgcn_rcpf(d);
-#else
-  return 1.0f / d;
-#endif
-}
+// 1/d for d in [1, 2] (sigmoid's denominator): v_rcp_f32 (device.hpp, 1 ulp), instead of the
+// IEEE division's scale / fma / fixup sequence; wave emulation divides exactly.
+KT_ELEMENT_FN float rcp_unit_f(float d) { return kt::amd::rcp_approx(d); }
 // Rounding to an integral float: one instruction each (v_rndne / v_floor / v_ceil / v_trunc_f32).
 KT_ELEMENT_FN float rint_f(float x) { return __builtin_rintf(x); }   // ties to even
 KT_ELEMENT_FN float floor_f(float x) { return __builtin_floorf(x); }
