@@ -6,8 +6,11 @@ always first after the flush); a round is one sample of each. A timer is a calla
 calls' tensors go on; None: the timer never calls `run`, as a synthetic timer for tests).
 
 `CudaTimer` flushes the L2 cache before each call (it writes a buffer twice the L2's size),
-then brackets the call with CUDA events on the current stream: the flush is on the GPU when
-the call's host work runs, so the events time the kernels, not the idle GPU between launches.
+then has the GPU spin for the op benchmark's HOST_COVER_US (ktile/bench/timing.py) before the
+start event, so the call's host work is done before the GPU reaches the event and the events
+time the kernels, not the host. (Without the spin, a call whose Python outlasted the flush was
+timed with its host cost: the first sm_90a rms_norm table, 2026-12-02, was tuned that way, its
+candidates at 40-55 us where the kernels take about 5.)
 """
 from __future__ import annotations
 
@@ -24,7 +27,10 @@ class CudaTimer:
         self._end = torch.cuda.Event(enable_timing=True)
 
     def __call__(self, candidate, shape, run) -> float:
+        import torch
+        from ..bench.timing import _cover_cycles
         self._flush.zero_()
+        torch.cuda._sleep(_cover_cycles())
         self._start.record()
         run()
         self._end.record()
