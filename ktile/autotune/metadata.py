@@ -66,10 +66,19 @@ def _toolchain(target: str) -> str | None:
 
 
 def _commit() -> str | None:
+    """HEAD of the checkout ktile runs from, with "+dirty" where tracked files differ from it (a
+    copy of a working tree laid over an older checkout, as on a lent GPU machine, reads so
+    instead of naming a commit it was not measured at)."""
     root = Path(__file__).resolve().parents[2]
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode != 0 or not head.stdout.strip():
+            return None
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                 "--untracked-files=no"], capture_output=True, text=True,
+                                timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    dirty = status.returncode != 0 or bool(status.stdout.strip())
+    return head.stdout.strip() + ("+dirty" if dirty else "")
