@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
 
@@ -33,18 +32,11 @@ EXPLORE = [(64, 2, 4), (128, 1, 4), (32, 1, 7), (32, 1, 4), (64, 2, 8), (128, 1,
            (64, 1, 7), (64, 2, 7), (128, 1, 2)]     # (C, HELD, WARPS)
 
 
-def median_us(fn, flush: torch.Tensor) -> float:
-    """The median time of `fn` over REPEAT launches, each after writing `flush` (L2 cold)."""
-    times = []
-    for _ in range(REPEAT):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(times)
+def median_us(fn) -> float:
+    """`fn`'s device time in µs, the op benchmark's way (ktile/bench/timing.py: L2 flushed before
+    each of REPEAT calls, the host's cost kept out, the median)."""
+    from ...bench.timing import time_call
+    return time_call(fn, repeats=REPEAT).ms * 1000.0
 
 
 def rms_case(x, r, w):
@@ -77,7 +69,7 @@ def candidates(cfg, kernel: str, explore: bool) -> list:
     return routes
 
 
-def time_shape(name: str, rows: int, cols: int, dtype: str, flush, explore: bool,
+def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
                device: str = "cuda", timer=median_us) -> list[dict]:
     """The records of one op at one shape (`device` and `timer`: a CPU smoke run)."""
     cfg, kernel, case = OPS[name]
@@ -90,15 +82,15 @@ def time_shape(name: str, rows: int, cols: int, dtype: str, flush, explore: bool
     base = {"op": name, "rows": rows, "cols": cols, "dtype": dtype}
     torch_call = (lambda: torch.nn.functional.rms_norm(x, (cols,), w, 1e-6)) \
         if name == "rms_norm" else (lambda: torch.nn.functional.rms_norm(x + r, (cols,), w, 1e-6))
-    records = [{**base, "route": "torch", "us": timer(torch_call, flush)},
-               {**base, "route": "copy", "us": timer(lambda: out.copy_(x), flush)}]
+    records = [{**base, "route": "torch", "us": timer(torch_call)},
+               {**base, "route": "copy", "us": timer(lambda: out.copy_(x))}]
     shipped = cfg.TABLE.choose(rows, cols, lib.target_of(x))
     for route in candidates(cfg, kernel, explore):
         try:
             with lib.pinned(cfg.TABLE, route):
                 call()
                 err = (result().float() - want).abs().max().item()
-                us = timer(call, flush)
+                us = timer(call)
         except InputError:
             continue
         except KernelError as e:
@@ -117,12 +109,11 @@ def main() -> None:
     parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
     args = parser.parse_args()
     shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
-    flush = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device="cuda")
     records = []
     for name in OPS:
         for rows, cols in shapes:
             for dtype in DTYPES:
-                found = time_shape(name, rows, cols, dtype, flush, args.explore)
+                found = time_shape(name, rows, cols, dtype, args.explore)
                 records += found
                 timed = found[2:] or found[:1]
                 best = min(timed, key=lambda r: r["us"])

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
 
@@ -45,18 +44,11 @@ EXPLORE = [             # not shipped: timed with --explore where the kernel tak
 ]
 
 
-def median_us(fn, flush: torch.Tensor) -> float:
-    """The median time of `fn` over REPEAT launches, each after writing `flush` (L2 cold)."""
-    times = []
-    for _ in range(REPEAT):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(times)
+def median_us(fn) -> float:
+    """`fn`'s device time in µs, the op benchmark's way (ktile/bench/timing.py: L2 flushed before
+    each of REPEAT calls, the host's cost kept out, the median)."""
+    from ...bench.timing import time_call
+    return time_call(fn, repeats=REPEAT).ms * 1000.0
 
 
 def candidates(explore: bool = False) -> list:
@@ -71,7 +63,7 @@ def candidates(explore: bool = False) -> list:
     return routes
 
 
-def time_route(route, x, out, want, flush, per_sm) -> dict | None:
+def time_route(route, x, out, want, per_sm) -> dict | None:
     """{route, constants, us, max_err} of `route` pinned (the split path at `per_sm` blocks
     per multiprocessor), or None where its kernel's requirements refuse the shape or its build
     is refused (an EXPLORE constant that spills: said so)."""
@@ -81,7 +73,7 @@ def time_route(route, x, out, want, flush, per_sm) -> dict | None:
         with lib.pinned(config.TABLE, route):
             op.softmax(x, out=out)
             err = (out.float() - want).abs().max().item()
-            us = median_us(lambda: op.softmax(x, out=out), flush)
+            us = median_us(lambda: op.softmax(x, out=out))
     except InputError:
         return None
     except KernelError as e:     # an explored constant whose build is refused (spills)
@@ -93,18 +85,18 @@ def time_route(route, x, out, want, flush, per_sm) -> dict | None:
             "us": us, "max_err": err}
 
 
-def time_shape(rows: int, cols: int, dtype: str, flush, explore: bool = False) -> list[dict]:
+def time_shape(rows: int, cols: int, dtype: str, explore: bool = False) -> list[dict]:
     x = (torch.randn(rows, cols, device="cuda") * 3).to(DTYPES[dtype])
     out = torch.empty_like(x)
     want = torch.softmax(x.float(), -1)
     shipped = config.TABLE.choose(rows, cols, lib.target_of(x))
     records = [{"rows": rows, "cols": cols, "dtype": dtype, "route": "torch",
-                "us": median_us(lambda: torch.softmax(x, -1, out=out), flush)},
+                "us": median_us(lambda: torch.softmax(x, -1, out=out))},
                {"rows": rows, "cols": cols, "dtype": dtype, "route": "copy",
-                "us": median_us(lambda: out.copy_(x), flush)}]
+                "us": median_us(lambda: out.copy_(x))}]
     for route in candidates(explore):
         for per_sm in SPLIT_BLOCKS_PER_SM if route.kernel == "softmax_stats" else (None,):
-            record = time_route(route, x, out, want, flush, per_sm)
+            record = time_route(route, x, out, want, per_sm)
             if record is not None:
                 records.append({"rows": rows, "cols": cols, "dtype": dtype, **record,
                                 "shipped": route == shipped and per_sm in (
@@ -120,11 +112,10 @@ def main() -> None:
     parser.add_argument("--json", default="softmax_sweep.json", help="where to write results")
     args = parser.parse_args()
     shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
-    flush = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device="cuda")
     records = []
     for rows, cols in shapes:
         for dtype in DTYPES:
-            found = time_shape(rows, cols, dtype, flush, args.explore)
+            found = time_shape(rows, cols, dtype, args.explore)
             records += found
             best = min(found[2:], key=lambda r: r["us"])
             shipped = next((r for r in found if r.get("shipped")), found[0])
