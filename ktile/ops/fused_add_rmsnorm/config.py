@@ -12,19 +12,12 @@ docs/ops.md)."""
 from __future__ import annotations
 
 from .._library import RoutingTable
-from ..rmsnorm.config import LANES32, LANES64
+from ..rmsnorm.config import LANES32, LANES64, TILE_WARPS
 from .kernels import held_route
 from .tiles import tiles_route
 
 ROUTES = [
-    tiles_route(1024, 1),
-    tiles_route(2048, 2),
-    tiles_route(3072, 3),
-    tiles_route(4096, 4),
-    tiles_route(5120, 5),
-    tiles_route(6144, 6),
-    tiles_route(8192, 8),
-    tiles_route(16384, 16),
+    *(tiles_route(cols, warps) for cols, warps in TILE_WARPS),
     held_route(1024, 8, vec=64, targets=LANES32),
     held_route(2048, 16, vec=64, targets=LANES32),
     held_route(4096, 16, vec=64, targets=LANES32),

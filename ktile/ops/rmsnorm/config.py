@@ -26,15 +26,12 @@ from .tiles import tiles_route
 LANES32 = ("sm_90a", "gfx1100", "gfx1201")
 LANES64 = ("gfx942", "gfx950")
 
+# (widest row, warps): one flat 16 x 64 view tile per warp; the fused form routes the same widths
+TILE_WARPS = ((1024, 1), (2048, 2), (3072, 3), (4096, 4), (5120, 5), (6144, 6), (8192, 8),
+              (16384, 16))
+
 ROUTES = [
-    tiles_route(1024, 1),
-    tiles_route(2048, 2),
-    tiles_route(3072, 3),
-    tiles_route(4096, 4),
-    tiles_route(5120, 5),
-    tiles_route(6144, 6),
-    tiles_route(8192, 8),
-    tiles_route(16384, 16),
+    *(tiles_route(cols, warps) for cols, warps in TILE_WARPS),
     Route("rms_norm_loop", {"VEC": 64, "WARPS": 16}, targets=LANES32, sample=(2, 4500)),
     Route("rms_norm_loop", {"VEC": 128, "WARPS": 16}, targets=LANES64, sample=(2, 4500)),
 ]
