@@ -39,6 +39,10 @@ LLVM_BIN = EnvVar("KTILE_LLVM_BIN", "",
                   "folder holding llvm-readelf / llvm-objdump / llvm-cxxfilt for `ktile cocheck` "
                   "(default: /usr/lib/llvm-22/bin, then PATH)")
 
+ALTERNATIVES = EnvVar("KTILE_ALTERNATIVES", "1",
+                      "0 turns off the routing tables' alternative routes (torch, triton): "
+                      "every ktile.ops call runs ktile's own kernels (docs/tuning.md)")
+
 ALL = (TARGET, BACKEND, CACHE_DIR, NVCC, HIPCC, CLANG, LLVM_BIN, UPDATE_GOLDEN)
 
 # tests' own, like UPDATE_GOLDEN; it joins ALL once tests/tier0/test_bad_inputs_cache.py's

@@ -26,6 +26,9 @@ class Candidate:
 
     @property
     def label(self) -> str:
+        from ..ops.alternatives import KINDS
+        if self.route.kernel in KINDS:
+            return self.route.kernel               # "torch", "triton": an alternative
         consts = ",".join(f"{k}={v}" for k, v in sorted(self.route.constants.items()))
         return f"{self.route.kernel}({consts})"
 
@@ -64,6 +67,23 @@ def gate_candidates(op, routes: list, target: str, *, workers: int | None = None
         cand.builds.append(build)
         cand.build_dtypes.append(dtype)
     return candidates
+
+
+def alternative_candidates(op, bucket_route, target: str) -> list[Candidate]:
+    """The op's alternatives ("torch", "triton": ktile/ops/alternatives.py) as candidates of a
+    bucket (`bucket_route`: a Route bound to it, whose bounds they take). Not gated (they are
+    no ktile builds); one that cannot run here is refused with the reason. On the GPU they are
+    checked against the op's reference before timing, as every candidate is."""
+    from dataclasses import replace
+    from ..ops.alternatives import KINDS, unavailable
+    found = []
+    for kind in KINDS:
+        why = unavailable(op.name, kind)
+        if why is not None and why.startswith(f"{op.name} has no"):
+            continue                               # never offered (alternatives.py says why)
+        found.append(Candidate(replace(bucket_route, kernel=kind, constants={},
+                                       cols_multiple=1), refused=why))
+    return found
 
 
 def _build(trace):

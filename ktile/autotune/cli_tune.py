@@ -1,5 +1,5 @@
 """`ktile tune OP --target T [--shapes RxC,...] [--dtype D] [--rounds N] [--out PATH]
-[--static] [--dry-run] [--json] [--progress]`: tune one op, write its routing table.
+[--static] [--[no-]alternatives] [--dry-run] [--json] [--progress]`: tune one op, write its routing table.
 
     ktile tune rms_norm --target sm_90a --shapes 1x1024,512x1024,1x4096,512x4096
     ktile tune rms_norm --target sm_90a --dry-run          # build + gate only, no GPU needed
@@ -46,6 +46,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--static", action="store_true", help="AMD targets: choose by the "
                         "static quality report (occupancy, hot-loop mix), not by timing; the "
                         "table is marked not measured")
+    parser.add_argument("--alternatives", action=argparse.BooleanOptionalAction, default=None,
+                        help="the op's torch and triton alternatives join the timed candidates "
+                             "(default: on when timing; off with --static or --dry-run)")
     parser.add_argument("--dry-run", action="store_true", help="build and gate only")
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     parser.add_argument("--progress", action="store_true", help="a progress bar on stderr "
@@ -86,7 +89,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "ktile tune", *, timer=N
     try:
         result = tune(args.op, args.target, shapes, dtype=args.dtype, rounds=args.rounds,
                       timer=timer, dry_run=args.dry_run, progress=progress, static=args.static,
-                      command=_command(prog, argv))
+                      command=_command(prog, argv),
+                      alternatives=(not (args.static or args.dry_run)
+                                    if args.alternatives is None else args.alternatives))
     except TuneError as err:
         return _fail(prog, str(err), 1, json_out=args.json)
     except InputError as err:

@@ -6,6 +6,9 @@ from .metadata import metadata
 
 
 def route_json(route) -> dict:
+    from ..ops.alternatives import KINDS
+    if route.kernel in KINDS:                # an alternative: its kind is the whole route
+        return {"kind": route.kernel}
     spec = {"kind": "ktile", "kernel": route.kernel, "constants": dict(route.constants)}
     multiple = getattr(route, "cols_multiple", 1)
     if multiple > 1:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError, KernelError
 from . import stats
-from .candidates import Candidate, gate_candidates
+from .candidates import Candidate, alternative_candidates, gate_candidates
 from .spaces import space_of
 
 
@@ -68,7 +68,10 @@ class TuneResult:
 
     @property
     def ok(self) -> bool:
-        return all(any(c.refused is None for c in b.candidates) for b in self.buckets)
+        """Every bucket has a usable ktile candidate (an alternative alone is no table: the
+        default a bucket falls back to is ktile's)."""
+        return all(any(c.refused is None and c.label not in ("torch", "triton")
+                       for c in b.candidates) for b in self.buckets)
 
 
 def buckets_of(shapes: list[tuple[int, int]]) -> list[Bucket]:
@@ -85,14 +88,20 @@ def buckets_of(shapes: list[tuple[int, int]]) -> list[Bucket]:
 def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str = "bf16",
          rounds: int = 30, timer=None, dry_run: bool = False, alpha: float = 0.01,
          min_effect: float = 0.02, workers: int | None = None, progress=None,
-         command: str | None = None, static: bool = False, check=None) -> TuneResult:
+         command: str | None = None, static: bool = False, check=None,
+         alternatives: bool = False) -> TuneResult:
     """Tune `op_name` on `target` at `shapes`; the result's `table` is what `ktile tune`
     writes. `static`: choose by the AMD static quality report instead of timing
-    (`static.py`; `check` replaces its emulated check of a replacing winner, for tests)."""
+    (`static.py`; `check` replaces its emulated check of a replacing winner, for tests).
+    `alternatives`: the op's torch/triton alternatives join each bucket's candidates (after
+    the gated ktile ones; timed alike; not with `static`)."""
     op, function = _op_and_call(op_name)
     _check(target, shapes, dtype, rounds, op)
     if static:
         _check_static(target)
+        if alternatives:
+            raise InputError("--alternatives are timed; --static chooses among ktile builds "
+                             "by their code objects' report", hint="leave out --alternatives")
         from . import static as by_report
     space, buckets = space_of(op_name), buckets_of(shapes)
     for bucket in buckets:
@@ -104,6 +113,8 @@ def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str
                  for r in routes]
         bucket.candidates = gate_candidates(op, bound, target, workers=workers,
                                             progress=progress)
+        if alternatives and not static and bound:
+            bucket.candidates += alternative_candidates(op, bound[0], target)
     result = TuneResult(op_name, target, dtype, buckets, dry_run, static=static)
     if dry_run or not result.ok:
         return result
@@ -122,7 +133,7 @@ def tune(op_name: str, target: str, shapes: list[tuple[int, int]], *, dtype: str
 
 def _time_bucket(op, function, bucket: Bucket, dtype, timer, rounds, alpha, min_effect,
                  progress) -> None:
-    _check_correct(op, bucket, dtype, timer)
+    _check_correct(op, bucket, dtype, timer, function)
     usable = [c for c in bucket.candidates if c.refused is None]
     runs = _runs(op, function, usable, bucket.shape, dtype, timer.device)
     for cand, run in runs.items():
@@ -176,14 +187,21 @@ def _confirm(op, function, bucket: Bucket, dtype, timer, rounds, progress) -> No
     bucket.winner, bucket.replaced = bucket.default, False
 
 
-def _check_correct(op, bucket: Bucket, dtype, timer) -> None:
+def _check_correct(op, bucket: Bucket, dtype, timer, function=None) -> None:
     """On a GPU, a candidate whose result is outside the op's tolerance of its reference is
-    refused (the op's own check, `Op.check`, pinned to the candidate)."""
-    if timer.device is None or op.case is None:
+    refused (the op's own check, `Op.check`, pinned to the candidate). An op without one
+    (act_and_mul) checks its alternatives against its default ktile route's output instead
+    (`_check_alternative`): a wrong alternative is dropped before it is timed."""
+    if timer.device is None:
         return
     from ..ops._library import pinned
     for cand in bucket.candidates:
         if cand.refused is not None:
+            continue
+        if op.case is None:
+            if cand.label in ("torch", "triton"):
+                cand.refused = _check_alternative(op, function, bucket, cand, dtype,
+                                                  timer.device)
             continue
         try:
             with pinned(op.table, cand.route):
@@ -193,6 +211,39 @@ def _check_correct(op, bucket: Bucket, dtype, timer) -> None:
             continue
         if not error <= tolerance:
             cand.refused = f"max error {error:.3g} over the tolerance {tolerance:.3g}"
+
+
+def _check_alternative(op, function, bucket: Bucket, cand, dtype, device) -> str | None:
+    """Why `cand` (an alternative) is refused: its outputs at the bucket's shape differ from
+    the default route's by more than the op benchmark's tolerance (a couple of roundings in
+    the dtype, `ktile.bench.cases.close`), or it fails; None when it matches."""
+    from ..bench.cases import close
+    from ..ops._library import pinned
+    from .. import ops
+    from ..ops.warmup import CALLS, _torch_dtypes
+    call = CALLS[function]
+    results = []
+    try:
+        for route in (bucket.default.route, cand.route):
+            args = _seeded(call.make(*bucket.shape, _torch_dtypes([dtype])[0], {}, device))
+            with pinned(op.table, route):
+                results.append(getattr(ops, call.function)(*args))
+    except Exception as err:  # noqa: BLE001 - an alternative that fails on the GPU is refused
+        return f"its call fails on the GPU: {type(err).__name__}: {err}"
+    error, tolerance = close(results[1], results[0])
+    return None if error <= tolerance else (f"max relative error {error:.3g} against the "
+                                            f"default route, over {tolerance:.3g}")
+
+
+def _seeded(args: tuple) -> tuple:
+    """Warm-up's arguments (made by torch.empty) with their floating tensors filled with the
+    same normal values on every call."""
+    import torch
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    for arg in args:
+        if isinstance(arg, torch.Tensor) and arg.is_floating_point():
+            arg.copy_(torch.randn(arg.shape, generator=generator))
+    return args
 
 
 def _runs(op, function, candidates, shape, dtype, device) -> dict:

@@ -1,13 +1,19 @@
 """The norms' benches: rms_norm, fused_add_rms_norm, layer_norm, layer_norm_backward (bf16).
 
-torch formulas are the engines' (vLLM's `RMSNorm.forward_native`, torch's layer_norm); the
-compiled alternative is the same formula under torch.compile.
+torch formulas are the engines' (vLLM's `RMSNorm.forward_native`, torch's layer_norm), defined
+once in ktile/ops/alternatives.py (the ops' "torch" routes run them too); the compiled
+alternative is the same formula under torch.compile.
 """
 from __future__ import annotations
 
 import torch
 
 import ktile.ops as ops
+from ktile.ops.alternatives import (
+    fused_add_rms_norm_torch as _fused_add_rms_norm_torch,
+    layer_norm_torch as _layer_norm_torch,
+    rms_norm_torch as _rms_norm_torch,
+)
 
 from .cases import Bench, dev, grid, library
 
@@ -23,15 +29,11 @@ def rand(*shape):
 
 
 def rms_norm_torch(x, w):
-    """vLLM's RMSNorm.forward_native: normalise in fp32, round, multiply by the weight."""
-    h = x.float()
-    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)
-    return h.to(x.dtype) * w
+    return _rms_norm_torch(x, w, EPS)
 
 
 def fused_add_rms_norm_torch(x, residual, w):
-    h = x + residual
-    return rms_norm_torch(h, w), h
+    return _fused_add_rms_norm_torch(x, residual, w, EPS)
 
 
 def fused_add_rms_norm_in_place_torch(x, residual, w):
@@ -48,7 +50,7 @@ def fused_add_rms_norm_in_place_ktile(x, residual, w):
 
 
 def layer_norm_torch(x, w, b):
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, EPS)
+    return _layer_norm_torch(x, w, b, EPS)
 
 
 def layer_norm_backward_torch(dy, x, w, mean, rstd):

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 import ktile.ops as ops
+from ktile.ops.alternatives import act_and_mul_torch as _act_and_mul_torch
 
 from .cases import Bench, Shape, dev, library
 
@@ -53,13 +54,11 @@ def _unary(name: str) -> Bench:
 
 
 def silu_and_mul_torch(x):
-    d = x.shape[-1] // 2
-    return F.silu(x[..., :d]) * x[..., d:]
+    return _act_and_mul_torch(x, "silu")
 
 
 def gelu_and_mul_torch(x):
-    d = x.shape[-1] // 2
-    return F.gelu(x[..., :d]) * x[..., d:]
+    return _act_and_mul_torch(x, "gelu")
 
 
 def _activation(name: str, torch_fn) -> Bench:

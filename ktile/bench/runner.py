@@ -33,7 +33,8 @@ def fresh_compiler():
 
 def callers(bench: Bench, triton: dict, skip: tuple = ()) -> dict:
     """ktile and the alternatives for this bench, less those in `skip`."""
-    found = {"ktile": bench.ktile, "torch": bench.torch}
+    from ..ops.alternatives_dispatch import own_kernels
+    found = {"ktile": own_kernels(bench.ktile), "torch": bench.torch}   # never a table's torch
     if "torch.compile" not in skip:
         found["torch.compile"] = fresh_compiler()(bench.torch)
     if bench.triton is not None and bench.triton in triton and "triton" not in skip:

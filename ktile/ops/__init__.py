@@ -17,7 +17,7 @@ import sys
 import types
 
 _FUNCTIONS: dict[str, object] | None = None   # function name → function, once looked up
-_FRAMEWORK = ("all_ops", "all_kernels", "op_modules", "warmup")
+_FRAMEWORK = ("all_ops", "all_kernels", "op_modules", "warmup", "routing")
 
 
 def _functions() -> dict[str, object]:

@@ -149,6 +149,7 @@ class MeasuredRoutes(dict):
         self.plans = {} if plans is None else plans     # the table's memo: cleared on a change
         self._looked: set = set()
         self._lock = threading.RLock()
+        self._alternatives: dict = {}    # target -> its "torch"/"triton" routes (not chosen here)
 
     def _look(self, target) -> None:
         if target in self._looked or self.op is None or target is None:
@@ -160,8 +161,21 @@ class MeasuredRoutes(dict):
             from ._shipped import shipped_routes
             routes = shipped_routes(self.op, target)
             if routes and not super().__contains__(target):
-                super().__setitem__(target, routes)
-                self.plans.clear()
+                self._store(target, routes)
+
+    def _store(self, target, routes) -> None:
+        """ktile routes where `choose` reads them; alternative routes (kernel "torch" or
+        "triton") aside, for the registered op's dispatch (`alternatives`)."""
+        from .alternatives import KINDS
+        self._alternatives[target] = [r for r in routes if r.kernel in KINDS]
+        super().__setitem__(target, [r for r in routes if r.kernel not in KINDS])
+        self.plans.clear()
+
+    def alternatives(self, target) -> list:
+        """The alternative routes of `target`'s table (read on the first look)."""
+        if target not in self._looked:
+            self._look(target)
+        return self._alternatives.get(target, ())
 
     def get(self, target, default=None):     # every op call: the set test, then the dict's
         if target not in self._looked:
@@ -178,8 +192,7 @@ class MeasuredRoutes(dict):
 
     def __setitem__(self, target, routes) -> None:
         self._looked.add(target)
-        super().__setitem__(target, routes)
-        self.plans.clear()
+        self._store(target, list(routes))
 
 
 @contextlib.contextmanager
@@ -237,6 +250,7 @@ class Op:
 
     def __post_init__(self) -> None:
         self.table.bind(self)
+        _OPS_BY_NAME.setdefault(self.name, self)
 
     def check(self, rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, float]:
         """(max error, tolerance) of the op's public function against its reference on random
@@ -246,6 +260,23 @@ class Op:
     def kernel(self, route: Route, dtype: str):
         """The kernel of `route` for elements of `dtype` (a ktile dtype name: 'bf16')."""
         return self.kernels[route.kernel](dtype)
+
+
+_OPS_BY_NAME: dict[str, Op] = {}     # every Op constructed, by name (its first)
+
+
+def op_named(name: str) -> Op:
+    """The op called `name`, importing the library when it is not loaded yet."""
+    if name not in _OPS_BY_NAME:
+        all_ops()
+    return _OPS_BY_NAME[name]
+
+
+def routing(*, alternatives: bool):
+    """`ktile.ops.routing(alternatives=False)`: within the block every op call runs ktile's
+    own kernels, not the routing tables' torch/triton routes (alternatives_dispatch.py)."""
+    from .alternatives_dispatch import routing as switch
+    return switch(alternatives=alternatives)
 
 
 def op_modules() -> list[str]:
@@ -517,8 +548,11 @@ def define(qualname: str, impl: Callable, fake: Callable, *, mutates_args: tuple
     tens of microseconds, more than a small kernel), anything else (torch.compile, fake
     tensors, modes) through the registered op."""
     import torch
+    from .alternatives_dispatch import routed
+    schema = torch.library.infer_schema(impl, mutates_args=mutates_args)
+    impl = routed(qualname, impl)        # the table's torch/triton routes (alternatives.py)
     custom = torch.library.custom_op(qualname, impl, mutates_args=mutates_args,
-                                     device_types=("cpu", "cuda"))
+                                     device_types=("cpu", "cuda"), schema=schema)
     custom.register_fake(fake)
     namespace, name = qualname.split("::")
     overload = getattr(getattr(torch.ops, namespace), name).default

@@ -12,9 +12,11 @@ that won there:
                   "replaced": true}, ...],
      "check": {"never_slower": true, "lines": [...]}}
 
-A route's `kind` is "ktile" (a kernel of the op at constants); "torch" and "triton" name an
-alternative implementation, which ops do not support yet: such a route is not loaded. A ktile
-route whose kernel the op no longer has, or whose constants fail the kernel's requirements or
+A route's `kind` is "ktile" (a kernel of the op at constants), or "torch" / "triton": an
+alternative implementation (ktile/ops/alternatives.py; the registered op runs it at the shapes
+of its bucket, on the GPU). An alternative route the op has no such alternative for is not
+loaded; "triton" routes are not loaded where triton does not import (one warning for the
+table, naming its buckets). A ktile route whose kernel the op no longer has, or whose constants fail the kernel's requirements or
 its trace for the target (the op's own call at the bucket's corner shapes, in build-only mode,
 for every dtype of the op) is not loaded either. Each ignored route gives one warning, when the
 table is first read; a table that cannot be read gives one warning and loads nothing. Shapes
@@ -32,7 +34,7 @@ from ..errors import KernelWarning, KtileError
 
 FORMAT = 1
 ROUTES_DIR = Path(__file__).resolve().parent / "routes"
-KINDS = ("ktile", "torch", "triton")      # the kinds a table may name; ops load only "ktile"
+KINDS = ("ktile", "torch", "triton")      # the kinds a table may name
 
 
 def table_path(op_name: str, target: str, root: Path | None = None) -> Path:
@@ -84,17 +86,23 @@ def shipped_routes(op, target: str, root: Path | None = None) -> list:
         _warn(f"the routing table {path} is not read ({err}); {op.name} takes its built-in "
               f"routes on {target}")
         return []
-    routes = []
+    routes, no_triton = [], []
     for bucket in table["buckets"]:
         if kept_default(table, bucket):
             continue
         route, why = route_of(op, target, bucket)
-        if route is None:
+        if route is not None:
+            routes.append(route)
+        elif bucket["route"].get("kind") == "triton" and why.startswith("triton does not"):
+            no_triton.append((bucket, why))
+        else:
             _warn(f"{path.name} ({target}): the route {bucket['route']!r} for rows "
                   f"{bucket['rows']}, cols {bucket['cols']} is ignored: {why}; those shapes "
                   f"take {op.name}'s built-in routes")
-        else:
-            routes.append(route)
+    if no_triton:
+        where = "; ".join(f"rows {b['rows']}, cols {b['cols']}" for b, _ in no_triton)
+        _warn(f"{path.name} ({target}): its triton routes are not loaded: {no_triton[0][1]}; "
+              f"those shapes ({where}) take {op.name}'s built-in routes")
     return routes
 
 
@@ -111,9 +119,7 @@ def route_of(op, target: str, bucket: dict):
     spec = bucket["route"]
     kind = spec.get("kind", "ktile")
     if kind != "ktile":
-        known = kind in KINDS
-        return None, (f"routes to {kind!r} implementations are not supported by ktile's ops yet"
-                      if known else f"unknown route kind {kind!r} (kinds: {', '.join(KINDS)})")
+        return alternative_route(op, target, bucket, kind)
     kernel, constants = spec.get("kernel"), spec.get("constants", {})
     if kernel not in op.kernels:
         return None, f"{op.name} has no kernel {kernel!r} (it has {', '.join(op.kernels)})"
@@ -128,6 +134,21 @@ def route_of(op, target: str, bucket: dict):
                   min_cols=cols_lo, **({"cols_multiple": multiple} if multiple > 1 else {}))
     why = refusal(op, route, target)
     return (route, None) if why is None else (None, why)
+
+
+def alternative_route(op, target: str, bucket: dict, kind: str):
+    """(the Route of a "torch" or "triton" bucket, None), or (None, why): the route's
+    `kernel` is the kind; it has no constants."""
+    from ._library import Route
+    from .alternatives import unavailable
+    if kind not in KINDS:
+        return None, f"unknown route kind {kind!r} (kinds: {', '.join(KINDS)})"
+    why = unavailable(op.name, kind)
+    if why is not None:
+        return None, why
+    (rows_lo, rows_hi), (cols_lo, cols_hi) = bucket["rows"], bucket["cols"]
+    return Route(kind, {}, max_rows=rows_hi, max_cols=cols_hi, targets=(target,),
+                 sample=(rows_lo, cols_lo), min_rows=rows_lo, min_cols=cols_lo), None
 
 
 def refusal(op, route, target: str) -> str | None:

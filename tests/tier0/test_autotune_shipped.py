@@ -1,8 +1,8 @@
 """Shipped routing tables (ktile/ops/_shipped.py): read once per target, consulted before the
 built-in routes, the built-in routes serving every shape outside its buckets; a route whose
-kernel the op lacks, whose constants fail the kernel's requirements at its bucket, or that
-names an alternative implementation (torch, triton) is ignored with one warning each, never
-a crash; an unreadable table gives one warning and loads nothing."""
+kernel the op lacks, whose constants fail the kernel's requirements at its bucket, or of a
+kind ktile does not know is ignored with one warning each, never a crash (alternative routes,
+torch and triton: tests/tier0/test_alternative_routes.py); an unreadable table gives one warning and loads nothing."""
 import json
 import warnings
 
@@ -64,13 +64,13 @@ def test_bad_routes_are_ignored_with_one_warning_each(shipped):
         bucket((1, 8), (1, 1024), ktile_route(other)),                        # loads
         bucket((9, 64), (1, 1024), {"kind": "ktile", "kernel": "gone", "constants": {}}),
         bucket((1, 8), (3073, 4096), ktile_route(wide, HELD=1, WARPS=1)),     # too few columns
-        bucket((9, 64), (3073, 4096), {"kind": "torch", "name": "rms_norm"}),  # alternative
+        bucket((9, 64), (3073, 4096), {"kind": "cudnn"}),                   # unknown kind
     ])
     route, seen = choose_recording(op, 4, 1024)
     assert route.kernel == other.kernel and route.constants == other.constants
     assert len(seen) == 3, [str(w.message) for w in seen]
     text = " ".join(str(w.message) for w in seen)
-    assert "no kernel 'gone'" in text and "'torch'" in text and "requirement" in text
+    assert "no kernel 'gone'" in text and "'cudnn'" in text and "requirement" in text
     for rows, cols in [(16, 1024), (4, 4096), (16, 4096), (4, 2048), (100, 1024)]:
         route, seen = choose_recording(op, rows, cols)      # read once: no warning again
         assert route == builtin.choose(rows, cols, TARGET) and not seen

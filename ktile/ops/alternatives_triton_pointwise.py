@@ -1,5 +1,11 @@
-"""Plain Triton kernels for the elementwise, activation, dropout, rotary, quantisation and
-embedding benches (the norms and softmax are in triton_kernels.py, which collects both)."""
+"""Triton kernels of the elementwise functions, silu/gelu_and_mul, dropout, rotary,
+per-token quantisation and embedding: "triton" alternative routes of those ops
+(`ktile/ops/alternatives.py`) and the op benchmark's Triton column. The norms and softmax are in
+alternatives_triton.py. Importing this module needs triton. Written here.
+
+Launchers take the op's inputs (contiguous; rows of any rank are viewed 2-D) and write into
+the outputs they are given, else new tensors.
+"""
 from __future__ import annotations
 
 import torch
@@ -30,6 +36,9 @@ def _apply(a, b, OP: tl.constexpr):
         r = tl.maximum(a, 0.0)
     elif OP == "gelu":
         r = 0.5 * a * (1.0 + tl.erf(a * 0.7071067811865476))
+    elif OP == "gelu_tanh":   # tanh(y) = 1 - 2 / (1 + e^(2y)), y = sqrt(2/pi) (a + 0.044715 a^3)
+        y = 0.7978845608028654 * (a + 0.044715 * a * a * a)
+        r = 0.5 * a * (2.0 - 2.0 / (1.0 + tl.exp(2.0 * y)))
     elif OP == "silu":
         r = a / (1.0 + tl.exp(-a))
     elif OP == "neg":
@@ -50,8 +59,8 @@ def _elementwise(x, y, out, n, OP: tl.constexpr, BINARY: tl.constexpr, BLOCK: tl
     tl.store(out + offs, _apply(a, b, OP).to(out.dtype.element_ty), mask=mask)
 
 
-def _launch_elementwise(op: str, x, y=None):
-    out = torch.empty_like(x)
+def elementwise(op: str, x, y=None, out=None):
+    out = torch.empty_like(x) if out is None else out
     n = x.numel()
     _elementwise[(triton.cdiv(n, ELEMENT_BLOCK),)](x, x if y is None else y, out, n, OP=op,
                                                    BINARY=y is not None, BLOCK=ELEMENT_BLOCK,
@@ -70,10 +79,13 @@ def _act_and_mul(x, out, d, OP: tl.constexpr, BLOCK: tl.constexpr):
              mask=mask)
 
 
-def _launch_act(op: str, x):
-    rows, d = x.shape[0], x.shape[1] // 2
-    out = torch.empty((rows, d), dtype=x.dtype, device=x.device)
-    _act_and_mul[(rows, triton.cdiv(d, COLUMN_BLOCK))](x, out, d, OP=op, BLOCK=COLUMN_BLOCK,
+def act_and_mul(act: str, x, out=None):
+    """act(x[..., :d]) * x[..., d:] for act in silu, gelu (erf), gelu_tanh."""
+    d = x.shape[-1] // 2
+    if out is None:
+        out = torch.empty((*x.shape[:-1], d), dtype=x.dtype, device=x.device)
+    rows = x.numel() // x.shape[-1]
+    _act_and_mul[(rows, triton.cdiv(d, COLUMN_BLOCK))](x, out, d, OP=act, BLOCK=COLUMN_BLOCK,
                                                       num_warps=4)
     return out
 
@@ -87,8 +99,11 @@ def _dropout(x, out, n, p, seed, BLOCK: tl.constexpr):
     tl.store(out + offs, tl.where(keep, xs / (1 - p), 0.0).to(out.dtype.element_ty), mask=mask)
 
 
-def dropout(x, p: float, seed: int):
-    out, n = torch.empty_like(x), x.numel()
+def dropout(x, p: float, seed: int, out=None):
+    """ktile's dropout exactly: an element is kept where tl.rand(seed, its flat int32 index)
+    > p (ktile/ops/rand/reference.py is bit-exact with tl.rand)."""
+    out = torch.empty_like(x) if out is None else out
+    n = x.numel()
     _dropout[(triton.cdiv(n, ELEMENT_BLOCK),)](x, out, n, p, seed, BLOCK=ELEMENT_BLOCK,
                                                num_warps=8)
     return out
@@ -152,8 +167,10 @@ def _quant_per_token(x, q, scales, cols, FP8: tl.constexpr, BLOCK: tl.constexpr)
     tl.store(scales + row, scale)
 
 
-def _launch_quant(x, dtype, fp8: bool):
-    rows, cols = x.shape
+def quant_per_token(x, dtype, fp8: bool):
+    """(q of x's shape in `dtype`, scales [tokens, 1] float32), dynamic per token."""
+    cols = x.shape[-1]
+    rows = x.numel() // cols
     q = torch.empty_like(x, dtype=dtype)
     scales = torch.empty((rows, 1), dtype=torch.float32, device=x.device)
     block = triton.next_power_of_2(cols)
@@ -163,33 +180,20 @@ def _launch_quant(x, dtype, fp8: bool):
 
 
 @triton.jit
-def _embedding(ids, weight, out, hidden, BLOCK: tl.constexpr):
+def _embedding(ids, weight, out, hidden, vocabulary, BLOCK: tl.constexpr):
     t = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < hidden
     row = tl.load(ids + t).to(tl.int64)
-    tl.store(out + t * hidden + offs, tl.load(weight + row * hidden + offs, mask=mask), mask=mask)
+    inside = (row >= 0) & (row < vocabulary)     # ktile's contract: an id outside gives zeros
+    mask = offs < hidden
+    values = tl.load(weight + row * hidden + offs, mask=mask & inside, other=0.0)
+    tl.store(out + t * hidden + offs, values, mask=mask)
 
 
-def embedding(ids, weight):
+def embedding(ids, weight, out=None):
     hidden = weight.shape[1]
-    out = torch.empty((ids.numel(), hidden), dtype=weight.dtype, device=weight.device)
-    _embedding[(ids.numel(), triton.cdiv(hidden, COLUMN_BLOCK))](ids, weight, out, hidden,
-                                                                BLOCK=COLUMN_BLOCK, num_warps=4)
-    return out.view(*ids.shape, hidden)
-
-
-def launchers() -> dict:
-    table = {f"binary_{op}": (lambda op: lambda x, y: _launch_elementwise(op, x, y))(op)
-             for op in ("add", "sub", "mul", "maximum", "minimum")}
-    table.update({f"unary_{op}": (lambda op: lambda x: _launch_elementwise(op, x))(op)
-                  for op in ("exp", "relu", "gelu", "silu", "neg", "abs")})
-    table.update({
-        "silu_and_mul": lambda x: _launch_act("silu", x),
-        "gelu_and_mul": lambda x: _launch_act("gelu", x),
-        "rotary_neox": rotary_neox,
-        "int8_per_token": lambda x: _launch_quant(x, torch.int8, False),
-        "fp8_per_token": lambda x: _launch_quant(x, torch.float8_e4m3fn, True),
-        "embedding": embedding,
-    })
-    return table
+    if out is None:
+        out = torch.empty((*ids.shape, hidden), dtype=weight.dtype, device=weight.device)
+    _embedding[(ids.numel(), triton.cdiv(hidden, COLUMN_BLOCK))](
+        ids, weight, out, hidden, weight.shape[0], BLOCK=COLUMN_BLOCK, num_warps=4)
+    return out
