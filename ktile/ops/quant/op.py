@@ -19,7 +19,7 @@ from ...errors import InputError
 from .. import _library as lib
 from ..elementwise.launch import run_kernel
 from ..elementwise.op import as_rows
-from . import config, kernels, token_rows
+from . import config, kernels, token_block, token_rows
 
 DTYPES = ("bf16", "fp16", "fp32")
 Q_DTYPES = ("i8", "fp8")
@@ -67,7 +67,7 @@ def _tokens(x) -> int:
 
 
 def _by_token(x, *outs) -> bool:
-    """Whether the one-warp-per-token kernels (token_rows.py) take x: hidden a multiple of 16,
+    """Whether the per-token kernels of the token view (token_block.py, token_rows.py) take x: hidden a multiple of 16,
     x and the outputs contiguous (they are viewed as [tokens · 16, hidden / 16])."""
     return x.shape[-1] % token_rows.ROWS_PER_TOKEN == 0 and all(
         t.is_contiguous() for t in (x, *outs))
@@ -77,8 +77,9 @@ def _per_token(table, name: str, x, q, scales, target) -> None:
     """q and scales `[tokens, 1]` of a per-token kernel, in the form x's shape takes."""
     dtype = lib.kt_dtype(x)
     if _by_token(x, q):
-        _run(table, f"{name}_rows", dtype, token_rows.token_view(x), token_rows.token_view(q),
-             scales, target=target)
+        route = config.per_token_route(table, name, x.shape[-1], target)
+        run_kernel(KERNELS[route.kernel](dtype), token_rows.token_view(x),
+                   token_rows.token_view(q), scales, target=target, **route.constants)
         return
     _run(table, name, dtype, lib.rows_of(x), lib.rows_of(q), scales.view(-1), target=target)
 
@@ -254,6 +255,8 @@ KERNELS = {
     "row_absmax": kernels.row_absmax_kernel,
     "int8_per_token_rows": token_rows.int8_per_token_rows,
     "fp8_per_token_rows": token_rows.fp8_per_token_rows,
+    "int8_per_token_block": token_block.int8_per_token_block,
+    "fp8_per_token_block": token_block.fp8_per_token_block,
     "absmax_rows": token_rows.absmax_rows,
     "tensor_scale": lambda dtype: kernels.tensor_scale,
     "dequant_int8_per_token": _dequant_kernel(kernels.dequant_per_token, "i8"),
