@@ -20,7 +20,12 @@ import functools
 from ..config import ALTERNATIVES as ALTERNATIVES_ENV
 from .alternatives import ALTERNATIVES, KINDS
 
-_ENABLED = [ALTERNATIVES_ENV.get() not in ("0", "false", "off", "no")]
+def from_env() -> bool:
+    """Whether KTILE_ALTERNATIVES leaves alternative routes on (unset: on; 0/false/off/no: off)."""
+    return ALTERNATIVES_ENV.get().strip().lower() not in ("0", "false", "off", "no")
+
+
+_ENABLED = [from_env()]
 _TABLES: dict = {}          # op name -> its RoutingTable, looked up on the first routed call
 
 
