@@ -18,8 +18,9 @@ int within i32's: one type test and one comparison) and hands anything else to `
 value)`, which returns the value the kernel takes or raises the call's InputError; it is
 written into the parameter block under the lock, with the pointers.
 
-`fast` hands the call to `prepare(args)` when the signature differs (or the arguments are not
-tensors), raises `misaligned(args)` when a data pointer is not ALIGNMENT-aligned, raises
+`fast` hands the call to `prepare(args, key)` when the signature differs (`key`: the call's
+own, computed as the signature is, so the caller can look it up among signatures prepared
+before), to `prepare(args)` when the arguments are not tensors, raises `misaligned(args)` when a data pointer is not ALIGNMENT-aligned, raises
 `aliased(args)` when a written tensor's bytes meet another tensor's (`Overlap`: the spans are
 fixed by the signature, the pointers are not, so this is the one layout check each call
 repeats), and holds `lock` while it writes the pointers and launches, since the structs are
@@ -48,7 +49,7 @@ def make_fast(signature, {structs}, {spans}{values}launch, prepare, misaligned, 
         except (ValueError, TypeError, AttributeError):
             return prepare(args)
         if key != signature:
-            return prepare(args)
+            return prepare(args, key)
         {pointers}
         if ({any_pointer}) & {mask}:
             raise misaligned(args)

@@ -14,6 +14,14 @@ a signature no map can describe runs the kernel traced without TMA copies). It t
 tuple, writes the data pointers into the parameter block (checking their alignment) and
 launches once on torch's current stream.
 
+A call keeps the last `SIGNATURES` signatures it prepared (`Prepared`: the parameter block,
+the launch and the fast path of each), so calls whose token count changes from call to call
+(an engine's decode and prefill steps) take a prepared fast path again after one dictionary
+lookup, instead of preparing again. Everything a signature's first call checks is a function
+of the signature, the target and the constants, all fixed per entry; what depends on the
+pointers (alignment, aliasing, the tensor maps) is checked or made by the fast path at every
+call, as before.
+
 A tensor of 1 to 3 dimensions is checked, gridded and packed as its padded 4-D shape
 (`arguments.padded_shape`, a view); the signature holds the tensor's own shape and strides,
 which determine the padded ones, so the fast path does no padding.
@@ -22,7 +30,10 @@ The loader is chosen by `target.vendor` from `LOADERS`; nothing here names a bac
 """
 from __future__ import annotations
 
+import functools
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from importlib import import_module
 
 from ..errors import InputError, InternalError, KernelError, KtileError
@@ -45,34 +56,80 @@ LOADERS = {
 _LOADED: dict[tuple[int, int], tuple[object, object, object]] = {}  # (id(trace), device) → ...
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """One signature's preparation: its parameter block, its launch, its generated fast path,
+    and whether its build has TMA copies (and why not)."""
+    params: KernelParams
+    launch: object
+    fast: object
+    tensor_copies: bool
+    no_tensor_copies_because: str | None
+
+
 class GpuCall:
     """One kernel with one target argument and one set of constants, called on the GPU."""
+
+    SIGNATURES = 16   # prepared signatures kept per call, the least recently used dropped first
 
     def __init__(self, kernel, target: str | None, constants: dict):
         self.kernel = kernel
         self.target = target
         self.constants = dict(constants)
-        self.params: KernelParams | None = None   # per signature (_prepare): globals, then maps
-        self._lock = threading.Lock()
-        self._written: list[int] = []
-        self._checked_trace = None               # the trace the last signature was checked for
-        self._launch = None
-        self.fast = self._prepare_and_run        # the first call prepares
-        self.tensor_copies = False               # whether the last signature's build has TMA
+        self._lock = threading.Lock()             # held while a parameter block is written
+        # (written parameters, signature) → its preparation, the least recently used first; the
+        # written parameters say which tensors' requires_grad the signature holds
+        self._prepared: OrderedDict[tuple, Prepared] = OrderedDict()
+        self.fast = self._prepare_and_run         # the first call prepares
+        self.params: KernelParams | None = None   # the last signature's (globals, then maps)
+        self.tensor_copies = False                # whether the last signature's build has TMA
         self.no_tensor_copies_because: str | None = None   # why a signature could not
 
-    # ---- the slow path: a new signature --------------------------------------------------
+    # ---- the slow path: a signature other than the fast path's ---------------------------
 
-    def _prepare_and_run(self, args: tuple) -> None:
-        values = self._prepare(args)
+    def _prepare_and_run(self, args: tuple, key: tuple | None = None,
+                         written: tuple[int, ...] | None = None) -> None:
+        """A call the fast path did not take: one whose signature was prepared before (one of
+        the last SIGNATURES) takes that signature's fast path; a new one is prepared. `key`:
+        the call's signature as a fast path writing `written` computes it (None: the first
+        call, or arguments that are not tensors)."""
+        found = self._recall((written, key)) if key is not None else None
+        if found is not None:
+            self._use(found)
+            return found.fast(args)
+        prepared, written, key, values = self._prepare(args)
+        self._remember((written, key), prepared)
+        self._use(prepared)
         with self._lock:
-            self.params.set_data([t.data_ptr() for t in args[:len(self.kernel.params)]])
-            self.params.set_scalars(values)
-            self._launch()
+            prepared.params.set_data([t.data_ptr() for t in args[:len(self.kernel.params)]])
+            prepared.params.set_scalars(values)
+            prepared.launch()
 
-    def _prepare(self, args: tuple) -> list:
-        """Check and prepare a new signature; returns the runtime scalars' values (`args`: the
-        tensors, then those values, as `launch` takes them)."""
+    def _recall(self, key: tuple) -> Prepared | None:
+        with self._lock:
+            found = self._prepared.get(key)
+            if found is not None:
+                self._prepared.move_to_end(key)
+            return found
+
+    def _remember(self, key: tuple, prepared: Prepared) -> None:
+        with self._lock:
+            self._prepared[key] = prepared
+            self._prepared.move_to_end(key)
+            while len(self._prepared) > self.SIGNATURES:
+                self._prepared.popitem(last=False)
+
+    def _use(self, prepared: Prepared) -> None:
+        """Make `prepared` the fast path (and the signature the attributes describe)."""
+        self.params = prepared.params
+        self.tensor_copies = prepared.tensor_copies
+        self.no_tensor_copies_because = prepared.no_tensor_copies_because
+        self.fast = prepared.fast
+
+    def _prepare(self, args: tuple) -> tuple[Prepared, tuple[int, ...], tuple, list]:
+        """Check and prepare a new signature: its `Prepared`, the parameters its kernel writes,
+        the signature, and the runtime scalars' values (`args`: the tensors, then those
+        values, as `launch` takes them)."""
         kernel = self.kernel
         tensors, values = split_scalars(kernel, args)
         arguments = check_arguments(kernel, tensors)
@@ -80,65 +137,52 @@ class GpuCall:
         check_same_device(kernel, arguments)
         dev = device(args[0].get_device())
         check_requirements(kernel, kernel.resolve_constants(self.constants), arguments)
-        trace, maps = self._trace(self._target_name(dev), arguments)
+        trace, maps, copies_because = self._trace(self._target_name(dev), arguments)
         check_coindexed(kernel, trace, arguments)
-        self._written, self._checked_trace = trace.written_params, trace
         check_strides(kernel, trace, arguments)
         check_index_limit(kernel, trace.target, arguments,
                           [kernel_strides(a) for a in arguments])
-        misaligned = self._misaligned(args)
-        if misaligned is not None:
-            raise misaligned
+        misaligned = functools.partial(_misaligned, kernel, frozenset(trace.written_params))
+        refusal = misaligned(args)
+        if refusal is not None:
+            raise refusal
         loaded, loader = _load(trace, dev.index)
         shapes = [a.shape for a in arguments]
         grid = grid_function(trace)(shapes)
         check_grid(kernel, grid, shapes)
         _check_grid(kernel, grid, loader.MAX_GRID)
-        with self._lock:
-            self.params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0,
-                                       [s.dtype.kind for s in kernel.scalars])
-            self.params.set_layout(shapes, [kernel_strides(a) for a in arguments])
-            self._launch = self._bind(loaded, grid, maps)
-        pairs = _overlaps(trace, arguments)
-        code = fast_call(len(kernel.params), tuple(trace.written_params), pairs,
+        params = KernelParams(len(kernel.params), len(maps.specs) if maps else 0,
+                              [s.dtype.kind for s in kernel.scalars])
+        params.set_layout(shapes, [kernel_strides(a) for a in arguments])
+        launch = _bind(loaded, grid, params, maps)
+        written = tuple(trace.written_params)
+        code = fast_call(len(kernel.params), written, _overlaps(trace, arguments),
                          tuple(s.dtype.kind for s in kernel.scalars))
         spans = [arguments[i].span()[1] - arguments[i].address for i in code.spanned]
-        self.fast = code.make_fast(code.signature_of(args), *self.params.globals, *spans,
-                                   *self.params.scalars, self._launch, self._prepare_and_run,
-                                   self._misaligned, self._aliased, self._scalar, self._lock)
-        return values
+        signature = code.signature_of(args)
+        other = functools.partial(self._prepare_and_run, written=written)
+        fast = code.make_fast(signature, *params.globals, *spans, *params.scalars, launch,
+                              other, misaligned, functools.partial(_aliased, kernel, trace),
+                              self._scalar, self._lock)
+        return (Prepared(params, launch, fast, maps is not None, copies_because), written,
+                signature, values)
 
     def _trace(self, target: str, arguments) -> tuple:
-        """The trace with TMA copies and the call's maps where every map can describe its
-        tensor, else the trace without TMA copies (and no maps)."""
+        """(trace, maps, why not): the trace with TMA copies and the call's maps where every
+        map can describe its tensor, else the trace without TMA copies (and no maps)."""
         trace = self.kernel.trace_copies(target, True, self.constants)
         maps = CallMaps.of(trace)
         if maps is None:
-            self.tensor_copies, self.no_tensor_copies_because = False, None
-            return trace, None
+            return trace, None, None
         loader = import_module(LOADERS[trace.target.vendor])
         refusal = maps.refusal([p.name for p in self.kernel.params],
                                [a.shape for a in arguments],
                                [kernel_strides(a) for a in arguments],
                                [a.value.data_ptr() for a in arguments],
                                loader.encode_tensor_map, loader.describe_result)
-        self.tensor_copies = refusal is None
-        self.no_tensor_copies_because = refusal
         if refusal is None:
-            return trace, maps
-        return self.kernel.trace_copies(target, False, self.constants), None
-
-    def _bind(self, loaded, grid, maps):
-        """The launch; with tensor maps, each call first points the block at its data's maps."""
-        launch = loaded.bind(grid, self.params.pointers)
-        if maps is None:
-            return launch
-        pointers, structs = self.params.pointers, self.params.globals
-
-        def launch_with_maps() -> None:
-            maps.point(pointers, [g.data for g in structs])
-            launch()
-        return launch_with_maps
+            return trace, maps, None
+        return self.kernel.trace_copies(target, False, self.constants), None, refusal
 
     def _target_name(self, dev) -> str:
         """The call's target, the kernel's arch, else the device's; it must be the device's."""
@@ -156,28 +200,42 @@ class GpuCall:
         did not pass it (an int for a float, a numpy number, a nan, or a refusal)."""
         return scalar_value(self.kernel, self.kernel.scalars[index], value)
 
-    def _aliased(self, args: tuple) -> KtileError:
-        """The error for the tensors of a call whose memory the fast path found shared."""
-        try:
-            check_aliasing(self.kernel, self._checked_trace,
-                           check_arguments(self.kernel, split_scalars(self.kernel, args)[0]))
-        except InputError as err:
-            return err
-        return InternalError("the fast path found a written tensor sharing memory that "
-                             "check_aliasing allows")
 
-    def _misaligned(self, args: tuple) -> InputError | None:
-        """The error for the first tensor whose data is not ALIGNMENT-byte aligned."""
-        written = set(self._written)
-        for index, (param, tensor) in enumerate(zip(self.kernel.params, args)):
-            offset = tensor.data_ptr() % ALIGNMENT
-            if offset:
-                return InputError(
-                    f"parameter '{param.name}' starts {offset} bytes past a {ALIGNMENT}-byte "
-                    f"boundary; the kernel's vector loads need {ALIGNMENT}-byte aligned data",
-                    kernel=self.kernel.name,
-                    hint=copy_fix(param.name, index in written, ".clone() (a fresh allocation)"))
-        return None
+def _bind(loaded, grid, params: KernelParams, maps):
+    """The launch; with tensor maps, each call first points the block at its data's maps."""
+    launch = loaded.bind(grid, params.pointers)
+    if maps is None:
+        return launch
+    pointers, structs = params.pointers, params.globals
+
+    def launch_with_maps() -> None:
+        maps.point(pointers, [g.data for g in structs])
+        launch()
+    return launch_with_maps
+
+
+def _aliased(kernel, trace, args: tuple) -> KtileError:
+    """The error for the tensors of a call whose memory the fast path found shared (`trace`:
+    the one its signature was checked for)."""
+    try:
+        check_aliasing(kernel, trace, check_arguments(kernel, split_scalars(kernel, args)[0]))
+    except InputError as err:
+        return err
+    return InternalError("the fast path found a written tensor sharing memory that "
+                         "check_aliasing allows")
+
+
+def _misaligned(kernel, written: frozenset, args: tuple) -> InputError | None:
+    """The error for the first tensor whose data is not ALIGNMENT-byte aligned."""
+    for index, (param, tensor) in enumerate(zip(kernel.params, args)):
+        offset = tensor.data_ptr() % ALIGNMENT
+        if offset:
+            return InputError(
+                f"parameter '{param.name}' starts {offset} bytes past a {ALIGNMENT}-byte "
+                f"boundary; the kernel's vector loads need {ALIGNMENT}-byte aligned data",
+                kernel=kernel.name,
+                hint=copy_fix(param.name, index in written, ".clone() (a fresh allocation)"))
+    return None
 
 
 def _overlaps(trace, arguments) -> tuple[Overlap, ...]:
