@@ -4,7 +4,8 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-M ≤ 64 takes the skinny (decode) kernels, split-K over blocks plus `splitk_reduce` (the op's
+On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 128 takes the decode GEMV (`gemv_nt`:
+one kernel, flat 16-byte tiles, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
 warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
@@ -39,6 +40,19 @@ def skinny_routes(kernel: str) -> list[Route]:
     ]
 
 
+def gemv(rows: int, unroll: int) -> Route:
+    return Route("gemv_nt", {"MB": rows, "C": 16, "UNROLL": unroll, "WARPS": 4},
+                 max_rows=rows, targets=SM90, sample=(rows, 70))
+
+
+# The decode GEMV (gemv.py) on sm_90a for M ≤ 8, b = W.t() and K a multiple of
+# GEMV_K_MULTIPLE (16-byte units on the unit path; any multiple of 16 is correct, slower):
+# MB rows of a per block, UNROLL 16 × 16 W tiles in flight per warp, as many as fit in about
+# 64 registers (ptxas: 62 / 64 / 72 / 116 at MB 1 / 2 / 4 / 8).
+GEMV_ROUTES = [gemv(1, 4), gemv(2, 2), gemv(4, 1), gemv(8, 1)]
+GEMV_K_MULTIPLE = 128
+GEMV_VIEW_MULTIPLE = 16          # what the kernel's [., 16, K/16] views need at the least
+
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100))]
 NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
@@ -47,18 +61,21 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
-TABLE = RoutingTable(skinny_routes("skinny_nt") + skinny_routes("skinny_nn") + NN_TILES
+TABLE = RoutingTable(GEMV_ROUTES + skinny_routes("skinny_nt") + skinny_routes("skinny_nn") + NN_TILES
                      + NT_TILES)
 
 
-def choose(layout: str, rows: int, cols: int, target: str | None) -> Route:
+def choose(layout: str, rows: int, cols: int, target: str | None,
+           depth: int | None = None) -> Route:
     """The first route of `layout`'s kernels ("nt": b is W.t(); "nn": b row-major) that fits
-    M = rows, N = cols on `target` (None: the interpreter); a pinned route of the layout (a
-    test's) wins, as in `RoutingTable.choose`."""
+    M = rows, N = cols on `target` (None: the interpreter) and K = depth (None: unknown, no
+    GEMV route); a pinned route of the layout (a test's) wins, as in `RoutingTable.choose`."""
     pinned = TABLE.pinned
     if pinned is not None and pinned.kernel.endswith(layout):
         return pinned
     for route in TABLE.measured.get(target, []) + TABLE.routes:
+        if route.kernel == "gemv_nt" and (depth is None or depth % GEMV_K_MULTIPLE):
+            continue
         if route.kernel.endswith(layout) and route.fits(rows, cols, target):
             return route
     raise InputError(f"matmul: no kernel handles M = {rows}, N = {cols} on "

@@ -5,8 +5,10 @@ bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
 a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
 fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
 read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
-(nn.Linear's layout); any other layout is refused. M ≤ 64 takes the skinny (decode) kernels,
-K split over blocks and the partials summed in a fixed order; larger M the tile kernels.
+(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 128
+takes the decode GEMV on sm_90a (one kernel, W streamed once); M ≤ 64 otherwise the skinny
+kernels, K split over blocks and the partials summed in a fixed order; larger M the tile
+kernels.
 """
 from __future__ import annotations
 
@@ -17,12 +19,12 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import checks, config, skinny, tiles
+from . import checks, config, gemv, skinny, tiles
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
-           "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn}
+           "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -67,7 +69,7 @@ def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
     (m, k), target = a.shape, lib.target_of(a)
 
     def make():
-        route = config.choose("nt" if nt else "nn", m, n, target)
+        route = config.choose("nt" if nt else "nn", m, n, target, k)
         dtype = name_of(lib.kt_dtype(a), checks.OUT_DTYPES.get(out_dtype))
         kernel = OP.kernel(route, dtype)
         if not route.kernel.startswith("skinny"):
@@ -87,6 +89,16 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
     n = out.shape[1]
     route, kernel, reduce, count = plan(a, nt, n, out.dtype)
     bias = zero_bias(n, a) if bias is None else bias
+    if route.kernel == "gemv_nt":
+        m, k = a.shape
+        if k % config.GEMV_VIEW_MULTIPLE:
+            raise InputError(f"matmul: the pinned route gemv_nt needs K (a.shape[1] = {k}) a "
+                             f"multiple of {config.GEMV_VIEW_MULTIPLE}",
+                             hint="pin a skinny_nt route for this K")
+        rows = (16, k // 16)                              # each row a 16 x K/16 plane
+        lib.run(kernel, a.view(m, *rows), weight.view(n, *rows), bias.view(n, 1),
+                out.view(m, n, 1), **route.constants)
+        return
     if reduce is None:
         lib.run(kernel, a, weight, bias, out, **route.constants)
         return
@@ -150,22 +162,24 @@ def linear(x: torch.Tensor, weight: torch.Tensor,
 
 
 CASE_K = 200          # not a multiple of any K tile: the last tile is ragged
+GEMV_CASE_K = 208     # the GEMV's K: a multiple of 16 (its views), 13 columns per plane: ragged
 
 
 def case(rows: int, cols: int, dtype: str, device: str = "cpu", *,
          layout: str | None = None) -> tuple[float, float]:
     """(max error, tolerance) of matmul against the reference for M = rows, N = cols, K =
-    CASE_K, with a bias, b as W.t() ("nt") or row-major ("nn"); by default the layout of the
-    route a test pinned, else "nt"."""
+    CASE_K (GEMV_CASE_K under a pinned GEMV route), with a bias, b as W.t() ("nt") or
+    row-major ("nn"); by default the layout of the route a test pinned, else "nt"."""
     from ... import dtypes
     from .reference import matmul as reference, tolerance
+    pinned = config.TABLE.pinned
     if layout is None:
-        pinned = config.TABLE.pinned
         layout = pinned.kernel[-2:] if pinned is not None and pinned.kernel != "splitk_reduce" \
             else "nt"
+    k = GEMV_CASE_K if pinned is not None and pinned.kernel == "gemv_nt" else CASE_K
     inputs, output = pair(dtype)
-    a = lib.random((rows, CASE_K), 31, inputs, device)
-    w = lib.random((cols, CASE_K), 32, inputs, device)
+    a = lib.random((rows, k), 31, inputs, device)
+    w = lib.random((cols, k), 32, inputs, device)
     bias = lib.random((cols,), 33, inputs, device)
     b = w.t() if layout == "nt" else w.t().contiguous()
     an, bn = a.float().cpu().numpy(), b.float().cpu().numpy()
