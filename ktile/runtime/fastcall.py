@@ -7,9 +7,10 @@ the preallocated parameter structs, one launch.
 
     code = fast_call(3)
     signature = code.signature_of(tensors)         # what a new signature is checked against
-    fast = code.make_fast(signature, g0, g1, g2, launch, prepare, misaligned, aliased, scalar,
-                          lock)
+    fast, run = code.make_fast(signature, g0, g1, g2, launch, prepare, misaligned, aliased,
+                               scalar, lock)
     fast(tensors)
+    run(tensors)                                   # the same, the signature known to match
 
 A kernel with runtime scalars (`fast_call(3, scalars=("float",))`) takes their values after the
 tensors (`fast((x, w, o, eps))`) and `make_fast` one ctypes value per scalar after the spans.
@@ -18,7 +19,8 @@ int within i32's: one type test and one comparison) and hands anything else to `
 value)`, which returns the value the kernel takes or raises the call's InputError; it is
 written into the parameter block under the lock, with the pointers.
 
-`fast` hands the call to `prepare(args, key)` when the signature differs (`key`: the call's
+`run` is `fast` without the signature's comparison, for a caller that has compared it (a GPU
+call's signatures kept besides the current one, `gpu.GpuCall`). `fast` hands the call to `prepare(args, key)` when the signature differs (`key`: the call's
 own, computed as the signature is, so the caller can look it up among signatures prepared
 before), to `prepare(args)` when the arguments are not tensors, raises `misaligned(args)` when a data pointer is not ALIGNMENT-aligned, raises
 `aliased(args)` when a written tensor's bytes meet another tensor's (`Overlap`: the spans are
@@ -50,14 +52,21 @@ def make_fast(signature, {structs}, {spans}{values}launch, prepare, misaligned, 
             return prepare(args)
         if key != signature:
             return prepare(args, key)
-        {pointers}
+        {body}
+
+    def run(args):
+        {names}, = args
+        {body}
+    return fast, run
+"""
+
+# after the signature: the pointers, their checks, the scalars, the launch (`fast` and `run`)
+_BODY = """{pointers}
         if ({any_pointer}) & {mask}:
             raise misaligned(args)
         {overlap}{checks}with lock:
             {stores}
-            launch()
-    return fast
-"""
+            launch()"""
 
 # the inline test of a runtime scalar's value, by kind: what passes needs no conversion
 _SCALAR_TESTS = {"float": "type({b}) is float and -{F32_MAX!r} <= {b} <= {F32_MAX!r}",
@@ -103,13 +112,7 @@ def fast_call(count: int, written: tuple[int, ...] = (),
     "int"); `make_fast` takes the byte span of each tensor a pair names (`spanned`), in order,
     after the structs, then each scalar's ctypes value."""
     index = range(count)
-    source = _TEMPLATE.format(
-        names=", ".join([*(f"a{i}" for i in index), *(f"b{j}" for j in range(len(scalars)))]),
-        key=", ".join(f"a{i}.dtype, a{i}.shape, a{i}.stride(), a{i}.get_device()"
-                      + (f", a{i}.requires_grad" if i in written else "") for i in index),
-        structs=", ".join(f"g{i}" for i in index),
-        spans="".join(f"s{i}, " for i in _spanned(pairs)),
-        values="".join(f"v{j}, " for j in range(len(scalars))),
+    body = _BODY.format(
         overlap=_overlap_test(pairs),
         checks=_scalar_checks(scalars),
         pointers="\n        ".join(f"p{i} = a{i}.data_ptr()" for i in index),
@@ -117,6 +120,14 @@ def fast_call(count: int, written: tuple[int, ...] = (),
         mask=ALIGNMENT - 1,
         stores="\n            ".join([*(f"g{i}.data = p{i}" for i in index),
                                       *(f"v{j}.value = c{j}" for j in range(len(scalars)))]))
+    source = _TEMPLATE.format(
+        names=", ".join([*(f"a{i}" for i in index), *(f"b{j}" for j in range(len(scalars)))]),
+        key=", ".join(f"a{i}.dtype, a{i}.shape, a{i}.stride(), a{i}.get_device()"
+                      + (f", a{i}.requires_grad" if i in written else "") for i in index),
+        structs=", ".join(f"g{i}" for i in index),
+        spans="".join(f"s{i}, " for i in _spanned(pairs)),
+        values="".join(f"v{j}, " for j in range(len(scalars))),
+        body=body)
     namespace: dict = {}
     exec(compile(source, f"<ktile fast call, {count} tensors>", "exec"), namespace)
     return SimpleNamespace(signature_of=namespace["signature_of"],

@@ -58,11 +58,13 @@ _LOADED: dict[tuple[int, int], tuple[object, object, object]] = {}  # (id(trace)
 
 @dataclass(frozen=True)
 class Prepared:
-    """One signature's preparation: its parameter block, its launch, its generated fast path,
-    and whether its build has TMA copies (and why not)."""
+    """One signature's preparation: its parameter block, its launch, its generated fast path
+    (`run`: the same without the signature's comparison), and whether its build has TMA
+    copies (and why not)."""
     params: KernelParams
     launch: object
     fast: object
+    run: object
     tensor_copies: bool
     no_tensor_copies_because: str | None
 
@@ -96,7 +98,7 @@ class GpuCall:
         found = self._recall((written, key)) if key is not None else None
         if found is not None:
             self._use(found)
-            return found.fast(args)
+            return found.run(args)             # `key` is found's signature
         prepared, written, key, values = self._prepare(args)
         self._remember((written, key), prepared)
         self._use(prepared)
@@ -161,10 +163,11 @@ class GpuCall:
         spans = [arguments[i].span()[1] - arguments[i].address for i in code.spanned]
         signature = code.signature_of(args)
         other = functools.partial(self._prepare_and_run, written=written)
-        fast = code.make_fast(signature, *params.globals, *spans, *params.scalars, launch,
-                              other, misaligned, functools.partial(_aliased, kernel, trace),
-                              self._scalar, self._lock)
-        return (Prepared(params, launch, fast, maps is not None, copies_because), written,
+        fast, run = code.make_fast(signature, *params.globals, *spans, *params.scalars,
+                                   launch, other, misaligned,
+                                   functools.partial(_aliased, kernel, trace), self._scalar,
+                                   self._lock)
+        return (Prepared(params, launch, fast, run, maps is not None, copies_because), written,
                 signature, values)
 
     def _trace(self, target: str, arguments) -> tuple:
