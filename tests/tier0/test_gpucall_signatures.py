@@ -122,3 +122,31 @@ def test_kept_signatures_with_and_without_tensor_maps_alternate(fake):
         assert not call.tensor_copies and "200 bytes" in call.no_tensor_copies_because
         assert fake.launches[-1] == (2, [])
     assert call.prepares == 2 and len(fake.launches) == 4
+
+
+def test_threads_alternating_signatures_launch_each_call_with_its_own_block(launches):
+    """Each launch reads the parameter block of its own signature with its own pointers, while
+    other threads switch the fast path between signatures."""
+    import threading
+    call = gpu.GpuCall(add, None, {})
+    made: dict[int, tuple] = {}                       # a's data pointer → (grid, pointers)
+    lock = threading.Lock()
+
+    def work(shapes):
+        for _ in range(40):
+            for shape in shapes:
+                a, b, o = tensors(shape)
+                with lock:
+                    made[a.data_ptr()] = (GRIDS[shape], [a.data_ptr(), b.data_ptr(),
+                                                         o.data_ptr()], (a, b, o))
+                call.fast((a, b, o))
+
+    threads = [threading.Thread(target=work, args=(order,))
+               for order in ((DECODE, PREFILL), (PREFILL, DECODE), (OTHER, DECODE))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(launches.log) == 3 * 40 * 2
+    for grid, pointers, _ in launches.log:
+        assert made[pointers[0]][:2] == (grid, pointers)
