@@ -37,11 +37,26 @@ TOKEN_BANDS = [
      "x must be [tokens * 32, d / 16] and o [tokens * 16, d / 16] (token_bands)"),
 ]
 
+FLAT_TOKENS = [
+    (lambda p: p.x.batch * p.o.batch == 1 and p.x.depth == p.o.depth,
+     "x and o must be 3-D [tokens, rows, COLS] views of as many tokens (flat_tokens)"),
+    (lambda p: p.x.cols == p.o.cols == p.COLS and p.x.rows == 2 * p.o.rows
+     and p.o.rows % ROW_TILE == 0,
+     "x must be [tokens, 2d / COLS, COLS] and o [tokens, d / COLS, COLS], d a multiple of "
+     "16 * COLS (flat_tokens)"),
+]
+
 
 def token_bands(x, out):
     """x [..., 2d] and out [..., d] (contiguous, d % 16 == 0) as act_and_mul_tokens' views."""
     d = out.shape[-1]
     return x.view(-1, d // ROW_TILE), out.view(-1, d // ROW_TILE)
+
+
+def flat_tokens(x, out, cols: int):
+    """x [..., 2d] and out [..., d] (contiguous, d % (16 · cols) == 0) as act_and_mul_flat's
+    views: one plane per token, its gate half the first d / cols rows of cols."""
+    return x.view(-1, x.shape[-1] // cols, cols), out.view(-1, out.shape[-1] // cols, cols)
 
 
 def _grid(dt):
@@ -100,4 +115,30 @@ def act_and_mul_tokens_kernel(dtype: str):
     return act_and_mul_tokens
 
 
-KERNELS = {"act_and_mul": act_and_mul_kernel, "act_and_mul_tokens": act_and_mul_tokens_kernel}
+def _flat_grid(p):
+    return p.o.depth, hk.cdiv(p.o.rows // ROW_TILE, p.WARPS)
+
+
+@functools.lru_cache(maxsize=None)
+def act_and_mul_flat_kernel(dtype: str):
+    dt = getattr(hk, dtype)
+
+    @hk.kernel(grid=_flat_grid, warps="WARPS", name=f"act_and_mul_flat_{dtype}",
+               requires=FLAT_TOKENS)
+    def act_and_mul_flat(x: hk.Tensor[dt], o: hk.Tensor[dt], *,
+                         ACT: hk.Constexpr[str] = "silu", COLS: hk.Constexpr[int] = 16,
+                         WARPS: hk.Constexpr[int] = 4):
+        token, t = hk.arch.block_idx.x, flat(dt, COLS)
+        bands = o.rows // ROW_TILE                   # a token's tiles, in each half
+        band = hk.arch.block_idx.y * WARPS + hk.arch.warp_id
+        if band < bands:                             # the last block's spare warps do nothing
+            gate = x[hk.tile_coord(0, token, band, 0)].load(t)
+            up = x[hk.tile_coord(0, token, band + bands, 0)].load(t)
+            o[hk.tile_coord(0, token, band, 0)] = (
+                APPLY[ACT](gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
+
+    return act_and_mul_flat
+
+
+KERNELS = {"act_and_mul": act_and_mul_kernel, "act_and_mul_tokens": act_and_mul_tokens_kernel,
+           "act_and_mul_flat": act_and_mul_flat_kernel}

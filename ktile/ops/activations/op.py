@@ -19,23 +19,26 @@ def out_shape(x) -> tuple[int, ...]:
     return tuple(x.shape[:-1]) + (x.shape[-1] // 2,)
 
 
-def token_form(d: int) -> bool:
-    """Whether act_and_mul_tokens can take the call: every token one band of 16 rows of d / 16
-    whose rows are whole 16-byte units for every dtype (d a multiple of 128: the routes'
-    cols_multiple), so its tiles move in wide accesses."""
-    return d % config.TOKEN_MULTIPLE == 0
+def views(route, x: torch.Tensor, out: torch.Tensor):
+    """(kernel name, x's view, out's view) of a call on `route`; a route that does not fit d
+    (a pinned one) gives way to `act_and_mul`, which takes any d."""
+    d = out.shape[-1]
+    if d % route.cols_multiple:
+        return "act_and_mul", lib.rows_of(x), lib.rows_of(out)
+    if route.kernel == "act_and_mul_flat":
+        return route.kernel, *kernels.flat_tokens(x, out, route.constants["COLS"])
+    if route.kernel == "act_and_mul_tokens":
+        return route.kernel, *kernels.token_bands(x, out)
+    return route.kernel, lib.rows_of(x), lib.rows_of(out)
 
 
 def launch(x: torch.Tensor, out: torch.Tensor, act: str) -> None:
     d, target = out.shape[-1], lib.target_of(x)
     route = config.TABLE.choose(lib.rows_of(out).shape[0], d, target)   # a pinned one included
-    name = route.kernel if token_form(d) else "act_and_mul"
-    if name == "act_and_mul_tokens":
-        rows, o = kernels.token_bands(x, out)
-    else:
-        rows, o = lib.rows_of(x), lib.rows_of(out)
+    name, rows, o = views(route, x, out)
+    constants = route.constants if name == route.kernel else config.FLAT
     kernel = kernels.KERNELS[name](lib.kt_dtype(x))
-    run_kernel(kernel, rows, o, target=target, **{**route.constants, "ACT": act})
+    run_kernel(kernel, rows, o, target=target, **{**constants, "ACT": act})
 
 
 def _act_and_mul(x: torch.Tensor, act: str) -> torch.Tensor:

@@ -4,35 +4,65 @@ probability (a new seed or p is no new trace or build). Element (r, c) of x `[ro
 exceeds p and becomes x / (1 − p) (in float32, rounded once to the dtype), else 0.
 
 Flat-layout tiles (docs/language.md), as the elementwise kernels: a block's WARPS warps take
-adjacent 16 x COLS tiles (`elementwise.kernels.warp_tile_indices`), and the op reflows a
-contiguous x as rows of 64 (the flat index of an element is the same in any row width)."""
+HELD adjacent 16 x COLS row tiles each of one column tile (block x: the row tiles, block y: the
+column tile, so no division maps a block to its tiles), and the op reflows a contiguous x as
+rows of COLS (the flat index of an element is the same in any row width): each warp's tile is
+one contiguous run. A lane's draw is the Philox-4x32-10 of its element's index (Triton's
+`tl.rand`, whose mask the op reproduces bit for bit), so the work per element is fixed; what a
+route changes is how many elements a lane holds (COLS / 2 of a 16-bit type) and so the
+registers and the warps resident."""
 import functools
 
 import ktile as hk
 
-from ..elementwise.kernels import ROW_TILE, flat, flat_grid, tiles_held, warp_tile_indices
+from ..elementwise.kernels import ROW_TILE, flat, tiles_held
+
+MAX_COLUMN_TILES = 65535       # grid.y
+
+
+def column_tiles(cols: int, tile_cols: int) -> int:
+    return -(-cols // tile_cols)
+
 
 SHAPES = [
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [rows, cols]: fold leading dimensions"),
     (lambda p: p.out.shape == p.x.shape, "out must have x's shape"),
+    (lambda p: column_tiles(p.out.cols, p.COLS) <= MAX_COLUMN_TILES,
+     f"a row must be at most {MAX_COLUMN_TILES} tiles of COLS: pass a contiguous x (the op "
+     f"reflows it as rows of COLS)"),
 ]
+
+
+def _grid(dt):
+    def grid(p):
+        rows_per_block = ROW_TILE * p.WARPS * tiles_held(dt, p.HELD)
+        return hk.cdiv(p.out.rows, rows_per_block), hk.cdiv(p.out.cols, p.COLS)
+    return grid
+
+
+def _warp_tiles(held: int) -> list:
+    """(row tile, column tile) of this warp's tiles: warp w takes row tiles w, w + WARPS, ...
+    of its block's, so the block's warps read adjacent tiles at each step."""
+    warps = hk.arch.num_warps
+    first = hk.arch.block_idx.x * warps * held + hk.arch.warp_id
+    return [(first + i * warps, hk.arch.block_idx.y) for i in range(held)]
 
 
 @functools.cache
 def dropout(dtype: str):
     dt = getattr(hk, dtype)
 
-    @hk.kernel(grid=flat_grid(dt, "out"), warps="WARPS", requires=SHAPES)
+    @hk.kernel(grid=_grid(dt), warps="WARPS", requires=SHAPES)
     def dropout_seeded(x: hk.Tensor[dt], out: hk.Tensor[dt], p: float, seed: int, *,
-                       COLS: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+                       COLS: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4,
                        HELD: hk.Constexpr[int] = 1):
-        t, at = flat(dt, COLS), warp_tile_indices(out, COLS, tiles_held(dt, HELD))
+        t, at = flat(dt, COLS), _warp_tiles(tiles_held(dt, HELD))
         xs = [x[hk.tile_coord(0, 0, r, c)].load(t) for r, c in at]
         index_tile = flat(hk.i32, COLS)
+        # each element's flat index: the tile's first element's, plus its place in the tile
+        in_tile = hk.iota(index_tile, "row") * x.cols + hk.iota(index_tile, "col")
         for (r, c), xt in zip(at, xs):
-            rows = hk.iota(index_tile, "row") + r * ROW_TILE
-            cols = hk.iota(index_tile, "col") + c * COLS
-            keep = hk.rand(seed, rows * x.cols + cols) > p
+            keep = hk.rand(seed, in_tile + (r * ROW_TILE * x.cols + c * COLS)) > p
             kept = xt.to(hk.fp32) / (1.0 - p)
             out[hk.tile_coord(0, 0, r, c)] = hk.where(keep, kept, 0.0).to(dt)
     return dropout_seeded
