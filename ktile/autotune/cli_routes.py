@@ -114,9 +114,16 @@ def _text(entry: dict) -> str:
         state = ("  (the default stayed: the built-in routes serve it)" if b["builtin"] else
                  "" if b["loaded"] else f"  IGNORED: {b['ignored_because']}")
         lines.append(f"    rows {b['rows'][0]}-{b['rows'][1]}, cols {b['cols'][0]}-"
-                     f"{b['cols'][1]}: {b['route'].get('kernel')} {b['route'].get('constants')}"
+                     f"{b['cols'][1]}: {_route_text(b['route'])}"
                      f"{' (replaces the default)' if b.get('replaced') else ''}{state}")
     return "\n".join(lines)
+
+
+def _route_text(spec: dict) -> str:
+    kind = spec.get("kind", "ktile")
+    if kind != "ktile":
+        return f"{kind} (an alternative: ktile/ops/alternatives.py)"
+    return f"{spec.get('kernel')} {spec.get('constants')}"
 
 
 def _fail(prog: str, message: str, *, json_out: bool) -> int:
