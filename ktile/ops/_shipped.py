@@ -16,8 +16,8 @@ A route's `kind` is "ktile" (a kernel of the op at constants), or "torch" / "tri
 alternative implementation (ktile/ops/alternatives.py; the registered op runs it at the shapes
 of its bucket, on the GPU). An alternative route the op has no such alternative for is not
 loaded; "triton" routes are not loaded where triton does not import (one warning for the
-table, naming its buckets). A ktile route whose kernel the op no longer has, or whose constants fail the kernel's requirements or
-its trace for the target (the op's own call at the bucket's corner shapes, in build-only mode,
+table, naming its buckets). A ktile route whose kernel the op no longer has, or whose
+constants fail the kernel's requirements or its trace for the target (the op's own call at the bucket's corner shapes, in build-only mode,
 for every dtype of the op) is not loaded either. Each ignored route gives one warning, when the
 table is first read; a table that cannot be read gives one warning and loads nothing. Shapes
 outside every loaded bucket take the op's built-in routes. A static table's (`"measured":
