@@ -194,3 +194,18 @@ def test_an_equal_alternative_keeps_the_default(fake_builds):
                         timer=FakeTimer({}))
     assert not result.buckets[0].replaced
     assert "torch" in [c.label for c in result.buckets[0].candidates]
+
+
+def test_every_alternative_has_its_registered_ops_arguments():
+    """An alternative is called with the registered op's arguments: the same count, for every
+    kind (a renamed op or a changed schema is caught here, not on the GPU)."""
+    import inspect
+    lib.all_ops()
+    for qualname, alternative in alternatives.ALTERNATIVES.items():
+        namespace, name = qualname.split("::")
+        schema = getattr(getattr(torch.ops, namespace), name).default._schema
+        for kind in alternatives.KINDS:
+            fn = getattr(alternative, kind)
+            if fn is not None:
+                assert len(inspect.signature(fn).parameters) == len(schema.arguments), \
+                    (qualname, kind)
