@@ -189,7 +189,7 @@ ALTERNATIVES: dict[str, Alternative] = {
         triton=lambda x, w, b, eps, out: _discard(_norms().layer_norm(x, w, b, eps, out))),
     "ktile::softmax": Alternative(
         "softmax", _softmax_shape, torch=lambda x, dim: softmax_torch(x, dim).contiguous(),
-        triton=_softmax_triton),
+        triton=lambda x, dim: _softmax_triton(x, dim)),
     "ktile::softmax_out": Alternative(
         "softmax", _softmax_shape, torch=lambda x, dim, out: _into(out, softmax_torch(x, dim)),
         triton=lambda x, dim, out: _discard(_softmax_triton(x, dim, out))),
