@@ -7,7 +7,7 @@ An emulator build costs 12-17 s on this 2-core machine (clang -O0 of the generat
 the headers; cached, but any header edit invalidates it), so CI's selection is bounded
 (~30 s of builds cold, on 2 cores): four kernels of four different shapes, alternating the
 two targets: a same-shape binary (mul) and a gather with partial rotary, in place (NeoX RoPE)
-on gfx1100; a gated activation (silu_and_mul, one band per token) and a looped full-tile
+on gfx1100; a gated activation (silu_and_mul, one plane per token) and a looped full-tile
 reduction (int8 per token, one warp per token) on gfx950. The scatter (kv_cache_write), the counter-based random
 (dropout) and the rest run in the full sweep (and on the interpreter in tier 0).
 KTILE_OPS_FULL_BUILD=1 (ktile/config.py) runs every test on both targets instead: every
@@ -79,10 +79,13 @@ def test_elementwise_broadcast_scalar_and_unary_forms(target):
         assert_close(results[form], want, tol)
 
 
-# d = 128: every token one band of 8 columns (act_and_mul_tokens); 136: bands of 16 rows of
-# [rows, 2d], the up half at an element offset (act_and_mul)
+# d = 1280: every token a plane of rows of 16, five 16 x 16 tiles a half: two blocks, the
+# second with three spare warps (act_and_mul_flat); 128: every token one band of 8 columns
+# (act_and_mul_tokens); 136: bands of 16 rows of [rows, 2d], the up half at an element offset
+# (act_and_mul)
 @on("gfx950")
-@pytest.mark.parametrize("d", [128, pytest.param(COLS, marks=() if FULL else SWEEP_ONLY)])
+@pytest.mark.parametrize("d", [1280, pytest.param(128, marks=() if FULL else SWEEP_ONLY),
+                               pytest.param(COLS, marks=() if FULL else SWEEP_ONLY)])
 def test_silu_and_mul(target, d):
     x = randn(ROWS, 2 * d, seed=5)
     with lib.emulating(target):
