@@ -97,7 +97,9 @@ def _per_call(fn, arg_sets, calls: int, repeats: int, sync=None, best=False) -> 
 def _runner(stub: str):
     """The stand-in for the op kernels' launches: a no-op, or the stubbed GPU call path."""
     if stub == "gpucall":
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.insert(0, here)
         from stub_gpu import stubbed_gpu    # a sibling file ('benchmarks' is not a package)
         return stubbed_gpu()
     return contextlib.nullcontext(lambda kernel, *a, **k: None)
