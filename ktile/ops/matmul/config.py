@@ -4,7 +4,7 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 128 takes the decode GEMV (`gemv_nt`:
+On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 16 takes the decode GEMV (`gemv_nt`:
 one kernel, flat 16-byte tiles, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
@@ -40,18 +40,19 @@ def skinny_routes(kernel: str) -> list[Route]:
     ]
 
 
-def gemv(rows: int, unroll: int) -> Route:
-    return Route("gemv_nt", {"MB": rows, "C": 16, "UNROLL": unroll, "WARPS": 4},
-                 max_rows=rows, targets=SM90, sample=(rows, 70))
+def gemv(rows: int, unroll: int, max_rows: int) -> Route:
+    return Route("gemv_nt", {"MB": rows, "UNROLL": unroll, "WARPS": 4}, max_rows=max_rows,
+                 max_cols=GEMV_MAX_N, targets=SM90, sample=(max_rows - 1 or 1, 70))
 
 
-# The decode GEMV (gemv.py) on sm_90a for M ≤ 8, b = W.t() and K a multiple of
-# GEMV_K_MULTIPLE (16-byte units on the unit path; any multiple of 16 is correct, slower):
-# MB rows of a per block, UNROLL 16 × 16 W tiles in flight per warp, as many as fit in about
-# 64 registers (ptxas: 62 / 64 / 72 / 116 at MB 1 / 2 / 4 / 8).
-GEMV_ROUTES = [gemv(1, 4), gemv(2, 2), gemv(4, 1), gemv(8, 1)]
-GEMV_K_MULTIPLE = 128
-GEMV_VIEW_MULTIPLE = 16          # what the kernel's [., 16, K/16] views need at the least
+# The decode GEMV (gemv.py) on sm_90a for M ≤ 8, b = W.t() and K a multiple of 16 (its
+# [., K/16, 16] views): MB rows of a per block (M > MB: ⌈M / MB⌉ blocks per band of W rows,
+# launched together so W's rereads come from L2), UNROLL 16 × 16 W tiles in flight per warp.
+# Both at 64 registers (ptxas); MB 4 / 8 take 92 / 124 (too few warps resident to keep
+# enough of W in flight), so M 3..8 takes MB 2 blocks.
+GEMV_K_MULTIPLE = 16
+GEMV_MAX_N = 65535 * 4           # the grid's y extent times the routes' 4 warps
+GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 8)]
 
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100))]

@@ -5,7 +5,7 @@ bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
 a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
 fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
 read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
-(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 128
+(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 16
 takes the decode GEMV on sm_90a (one kernel, W streamed once); M ≤ 64 otherwise the skinny
 kernels, K split over blocks and the partials summed in a fixed order; larger M the tile
 kernels.
@@ -91,11 +91,11 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
     bias = zero_bias(n, a) if bias is None else bias
     if route.kernel == "gemv_nt":
         m, k = a.shape
-        if k % config.GEMV_VIEW_MULTIPLE:
+        if k % config.GEMV_K_MULTIPLE:
             raise InputError(f"matmul: the pinned route gemv_nt needs K (a.shape[1] = {k}) a "
-                             f"multiple of {config.GEMV_VIEW_MULTIPLE}",
+                             f"multiple of {config.GEMV_K_MULTIPLE}",
                              hint="pin a skinny_nt route for this K")
-        rows = (16, k // 16)                              # each row a 16 x K/16 plane
+        rows = (k // 16, 16)                              # each row a plane of 16-wide rows
         lib.run(kernel, a.view(m, *rows), weight.view(n, *rows), bias.view(n, 1),
                 out.view(m, n, 1), **route.constants)
         return
