@@ -1,7 +1,7 @@
 """ktile.ops.matmul and ktile.ops.linear on CPU tensors (the interpreter) against the reference
 at ragged shapes (M, N, K no multiple of any tile): b row-major and as W.t() (no copy), every
-route kind (skinny split-K for M ≤ 64, the tile kernels above; sm_90a's wgmma kernel traced
-for sm_90a), bias or none, each output dtype; linear over 1 to 4 dimensions; out=; the split
+route kind (skinny split-K for M ≤ 64, the tile kernels above; sm_90a's wgmma kernel and
+decode GEMV traced for sm_90a), bias or none, each output dtype; linear over 1 to 4 dimensions; out=; the split
 count; refusals naming the parameter; torch.compile(fullgraph=True) and fake tensors."""
 import pytest
 
@@ -58,6 +58,33 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
     assert check(130, 70, 150) == "wgmma_nt"
     assert check(40, 70, 150) == "wgmma_nt"          # sm_90a's skinny routes stop at M 32
     assert check(20, 70, 150) == "skinny_nt"
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
+                                   (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
+def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
+    """sm_90a's routes for b = W.t() and K a multiple of 16: the GEMV for M ≤ 8 (M 3..8 in
+    blocks of 2 rows of a), the skinny kernels above, at ragged N and K (K/16 rows of 16 not a
+    multiple of the 16-row tile), with and without a bias."""
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    check(m, n, k, bias=m % 2 == 1)
+    want = "gemv_nt" if m <= 8 else ("skinny_nt" if m <= 32 else "wgmma_nt")
+    assert config.choose("nt", m, n, None, k).kernel == want
+    assert config.choose("nt", m, n, None, k + 8).kernel != "gemv_nt"   # K % 16 != 0
+    assert config.choose("nn", m, n, None, k).kernel != "gemv_nt"       # b row-major
+
+
+def test_decode_gemv_output_dtypes_and_refusal(monkeypatch):
+    """The GEMV's other dtypes; pinned at a K its views cannot take, it is refused naming K."""
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul.op import OP
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    check(2, 40, 256, dtype="fp16", out_dtype="fp32")
+    check(1, 40, 256, dtype="bf16", out_dtype="fp16", bias=False)
+    a, w = rand((1, 200), 1), rand((40, 200), 2)
+    with lib.pinned(OP.table, config.GEMV_ROUTES[0]):
+        refused(lambda: ops.matmul(a, w.t()), "gemv_nt", "K", "multiple of 16",
+                kind=InputError)
 
 
 def test_k_splits_over_blocks_when_few_slices():
