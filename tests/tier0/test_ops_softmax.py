@@ -106,9 +106,10 @@ def launched_kernels(monkeypatch) -> list:
     return launched
 
 
-@pytest.mark.parametrize("splits", [1, 2, 5, 7])
+@pytest.mark.parametrize("splits", [1, 2, 5, 7, config.MAX_SPLITS])
 def test_row_tile_split_at_any_count(monkeypatch, splits):
-    """Splits that do not divide the row's tiles: the last block takes fewer (or none)."""
+    """Splits that do not divide the row's tiles: the last block takes fewer (or none); at
+    MAX_SPLITS phase 2's one vector load of the partials is full."""
     monkeypatch.setattr(config, "split_count", lambda *args: splits)
     launched = launched_kernels(monkeypatch)
     x = rand((3, 16 * 350), torch.float32, 11)   # 6 tiles of 64 view columns, the last ragged

@@ -21,13 +21,15 @@ stretch of -inf (masked logits) never computes -inf - -inf; a row that is -inf e
 - `softmax_stats` + `softmax_write`: a row split over `splits` blocks. Phase 1 writes each
   block's (max, sum) into float32 scratch m, s seen as [rows * splits, 1] (element
   r * splits + split: a 16-vector stored at a one-column row writes its first element only);
-  phase 2 sees the same scratch as [rows, splits], folds a row's partials 16 at a time in split
-  order (every block of the row gets the same max and sum, bit for bit; no atomics) and writes
-  its share.
+  phase 2 sees the same scratch as [rows, splits], reads a row's partials with one vector load
+  each (at most FOLD = 64 splits), folds them in split order (every block of the row gets the
+  same max and sum, bit for bit; no atomics) and writes its share.
 """
 import functools
 
 import ktile as hk
+
+from .config import MAX_SPLITS
 
 ROW = 16                       # view rows per row of x: one register tile's height
 LOWEST = -3.4028234663852886e38  # the lowest finite float32: a running max's start
@@ -171,18 +173,15 @@ def softmax_stats_kernel(dtype: str):
 
 
 @hk.func
-def _fold_partials(m, s, r):
-    """Row r's (max, sum) from its splits' partials, 16 at a time in split order."""
-    v = hk.RV(hk.fp32, ROW)
-    top = LOWEST
-    for j in range(0, m.cols, ROW):
-        top = hk.maximum(top, m[hk.elem_coord(0, 0, r, j)].load(v, pad=LOWEST).max())
-    total = 0.0
-    for j in range(0, m.cols, ROW):
-        at = hk.elem_coord(0, 0, r, j)
-        part = s[at].load(v, pad=0.0) * hk.exp(m[at].load(v, pad=LOWEST) - top)
-        total = total + part.sum()
-    return top, total
+def _fold_partials(m, s, r, FOLD):
+    """Row r's (max, sum) from its splits' partials (at most FOLD of them), each read by one
+    vector load issued before any arithmetic (the loads are the latency here), folded in split
+    order."""
+    v = hk.RV(hk.fp32, FOLD)
+    at = hk.elem_coord(0, 0, r, 0)
+    maxima, sums = m[at].load(v, pad=LOWEST), s[at].load(v, pad=0.0)
+    top = maxima.max()
+    return top, (sums * hk.exp(maxima - top)).sum()
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,12 +192,13 @@ def softmax_write_kernel(dtype: str):
 
     @hk.kernel(grid=lambda p: (p.m.cols, p.m.rows), warps="WARPS",
                name=f"softmax_write_{dtype}",
-               requires=_row_views("x", "o") + SAME_SHAPE + FOLDED)
+               requires=_row_views("x", "o") + SAME_SHAPE + FOLDED + [
+                   (lambda p: p.m.cols <= p.FOLD, "at most FOLD splits per row: raise FOLD")])
     def softmax_write(x: hk.Tensor[dt], m: hk.Tensor[hk.fp32], s: hk.Tensor[hk.fp32],
                       o: hk.Tensor[dt], *, C: hk.Constexpr[int] = 64,
-                      WARPS: hk.Constexpr[int] = 4):
+                      WARPS: hk.Constexpr[int] = 4, FOLD: hk.Constexpr[int] = MAX_SPLITS):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
-        top, total = _fold_partials(m, s, r)
+        top, total = _fold_partials(m, s, r, FOLD)
         first, last = _split_share(x, m.cols, split, C)
         _write(x, o, hk.RT(dt, ROW, C, "flat"), r, first, last, top, total, dt)
 
