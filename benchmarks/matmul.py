@@ -3,6 +3,8 @@
     python3 benchmarks/matmul.py --quick --out /tmp/mm    # a subset (~1-2 min with the builds)
     python3 benchmarks/matmul.py --out DIR                # the full sweep
     python3 benchmarks/matmul.py --check-only --quick     # correctness only, no timing
+    python3 benchmarks/matmul.py --quick --decode-only --route skinny_nt \
+        --route gemv_nt:MB=4,UNROLL=1 --out DIR           # also time pinned routes
 
 The product is nn.Linear's: a [M, K] times W.t() for a weight W [N, K], bf16 in and out (or
 --dtype fp16), optionally with a bias. Decode shapes: M in {1, 2, 4, 8, 16, 32} × (N, K) in
@@ -15,6 +17,10 @@ and replayed from a CUDA graph (the graph removes the host's launch gaps: ktile'
 is two launches plus Python checks). Decode shapes report % of the device's copy bandwidth
 (bytes: W + a + out; copy: read + write of a 1 GiB copy, measured in the same process);
 prefill shapes TFLOP/s. Writes DIR/matmul.json and DIR/matmul.png (where matplotlib imports).
+`--route KERNEL[:NAME=VALUE,...]` (repeatable) also times matmul pinned to a route of the
+routing table (ktile/ops/matmul/config.py): the first route of that kernel for the device's
+target that fits M (else its first route), its constants overridden where given; the row's
+entries are `route:<spec>` and `route:<spec>_graph`, each checked before it is timed.
 Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
 """
 from __future__ import annotations
@@ -83,6 +89,48 @@ def graphed(fn):
     return graph.replay
 
 
+def pinned_route(spec: str, m: int, n: int):
+    """The Route `spec` names (KERNEL or KERNEL:NAME=VALUE,...) for M = m on sm_90a."""
+    import dataclasses
+    from ktile.ops.matmul import config
+    kernel, _, given = spec.partition(":")
+    mine = [r for r in config.TABLE.routes
+            if r.kernel == kernel and (r.targets is None or "sm_90a" in r.targets)]
+    if not mine:
+        raise SystemExit(f"--route {spec}: no {kernel} route for sm_90a in the table")
+    base = next((r for r in mine if r.fits(m, n, "sm_90a")), mine[0])
+    constants = dict(base.constants)
+    for item in filter(None, given.split(",")):
+        name, _, value = item.partition("=")
+        constants[name] = int(value)
+    return dataclasses.replace(base, constants=constants, max_rows=None, max_cols=None)
+
+
+def time_route(spec: str, m: int, n: int, a, w, bias, args) -> dict:
+    """matmul pinned to the route `spec` names: checked, then timed eager and graphed."""
+    import ktile.ops as ops
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul.op import OP
+    route = pinned_route(spec, m, n)
+    out = {"route": {"kernel": route.kernel, **route.constants}}
+    with lib.pinned(OP.table, route):
+        try:
+            got = ops.matmul(a, w.t(), bias)
+        except Exception as err:   # noqa: BLE001 - a route that cannot run is reported
+            return {**out, "error": f"{type(err).__name__}: {str(err)[:300]}"}
+        err, tol = check(a, w, bias, got, args.dtype)
+        out.update(error=err, tolerance=tol, correct=err <= tol)
+        if err > tol:
+            return out
+        fn = lambda: ops.matmul(a, w.t(), bias)                   # noqa: E731
+        graph = {}
+        try:
+            graph = timed(graphed(fn), args.repeats)
+        except Exception as err:   # noqa: BLE001
+            graph = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+        return {**out, **timed(fn, args.repeats), "graph": graph}
+
+
 def timed(fn, repeats: int) -> dict:
     from ktile.bench.timing import time_call
     try:
@@ -118,12 +166,15 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
             row[name + "_graph"] = timed(graphed(fn), args.repeats)
         except Exception as err:   # noqa: BLE001
             row[name + "_graph"] = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+    for spec in args.route:
+        timing = time_route(spec, m, n, a, w, bias, args)
+        row[f"route:{spec}"] = timing
+        row[f"route:{spec}_graph"] = timing.pop("graph", {"error": "not timed"})
     nbytes = (n * k + m * k + m * n) * a.element_size()
-    for name in ("ktile", "torch", "ktile_graph", "torch_graph"):
-        ms = row[name].get("ms")
-        if ms:
-            row[name]["pct_copy"] = 100 * gbps(nbytes, ms) / copy
-            row[name]["tflops"] = 2 * m * n * k / ms / 1e9
+    for name in [key for key in row if isinstance(row[key], dict) and "ms" in row[key]]:
+        ms = row[name]["ms"]
+        row[name]["pct_copy"] = 100 * gbps(nbytes, ms) / copy
+        row[name]["tflops"] = 2 * m * n * k / ms / 1e9
     return row
 
 
@@ -152,6 +203,13 @@ def print_table(rows: list[dict]) -> None:
         print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
               f"{us['ktile_graph']:8.1f} {us['torch']:9.1f} {us['torch_graph']:8.1f} | "
               f"{speedup:6.2f}x | {figure:>14} {'yes' if row['correct'] else 'NO'}")
+        for key in [key for key in row if key.startswith("route:") and
+                    not key.endswith("_graph")]:
+            t, g = row[key], row[key + "_graph"]
+            said = (f"{t.get('ms', float('nan')) * 1e3:9.1f} {g.get('ms', float('nan')) * 1e3:8.1f}"
+                    f" {g.get('pct_copy', t.get('pct_copy', 0)):5.0f}% copy"
+                    if "ms" in t else t.get("error", "wrong result")[:80])
+            print(f"{'':8} {'':5} {'':6} {'':6} | {said}  {key}")
 
 
 def plot(rows: list[dict], path: str) -> bool:
@@ -189,6 +247,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bias", action="store_true", help="with a bias (torch: addmm)")
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    p.add_argument("--decode-only", action="store_true", help="only the decode shapes")
+    p.add_argument("--route", action="append", default=[], metavar="KERNEL[:NAME=VALUE,...]",
+                   help="also time matmul pinned to this route (repeatable): gemv_nt, "
+                        "skinny_nt, gemv_nt:MB=4,UNROLL=1")
     return p
 
 
@@ -203,6 +265,8 @@ def main(argv: list[str]) -> int:
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s (read + write)")
     rows = []
     for kind, m, n, k in shapes(args.quick):
+        if args.decode_only and kind != "decode":
+            continue
         rows.append(measure(kind, m, n, k, args, copy))
         print_table(rows[-1:])
     print()
