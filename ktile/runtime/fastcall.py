@@ -20,13 +20,15 @@ value)`, which returns the value the kernel takes or raises the call's InputErro
 written into the parameter block under the lock, with the pointers.
 
 `run` is `fast` without the signature's comparison, for a caller that has compared it (a GPU
-call's signatures kept besides the current one, `gpu.GpuCall`). `fast` hands the call to `prepare(args, key)` when the signature differs (`key`: the call's
-own, computed as the signature is, so the caller can look it up among signatures prepared
-before), to `prepare(args)` when the arguments are not tensors, raises `misaligned(args)` when a data pointer is not ALIGNMENT-aligned, raises
-`aliased(args)` when a written tensor's bytes meet another tensor's (`Overlap`: the spans are
-fixed by the signature, the pointers are not, so this is the one layout check each call
-repeats), and holds `lock` while it writes the pointers and launches, since the structs are
-shared by threads. A written tensor's `requires_grad` is part of its signature.
+call's signatures kept besides the current one, `gpu.GpuCall`). `fast` hands the call to
+`prepare(args, key)` when the signature differs (`key`: the call's own, computed as the
+signature is, so the caller can look it up among signatures prepared before), to
+`prepare(args)` when the arguments are not tensors, raises `misaligned(args)` when a data
+pointer is not ALIGNMENT-aligned, raises `aliased(args)` when a written tensor's bytes meet
+another tensor's (`Overlap`: the spans are fixed by the signature, the pointers are not, so
+this is the one layout check each call repeats), and holds `lock` while it writes the pointers
+and launches, since the structs are shared by threads. A written tensor's `requires_grad` is
+part of its signature.
 """
 from __future__ import annotations
 
