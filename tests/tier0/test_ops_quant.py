@@ -126,3 +126,42 @@ BAD = [
 @pytest.mark.parametrize("action,words", [(a, w) for _, a, w in BAD], ids=[b[0] for b in BAD])
 def test_refusals(action, words):
     refused(action, *words, kind=InputError)
+
+
+# ---- per-token routes: one block per token up to 16384, one warp per token past it ----------
+
+@pytest.mark.parametrize("hidden", [64, 1040, 4096, 4112, 14336, 16384, 16400])
+def test_per_token_route_by_hidden(hidden):
+    from ktile.ops.quant import config
+    for table, family, target in ((config.INT8, "int8_per_token", "sm_90a"),
+                                  (config.FP8, "fp8_per_token", "sm_90a"),
+                                  (config.INT8, "int8_per_token", "gfx1100")):
+        route = config.per_token_route(table, family, hidden, target)
+        if hidden > config.BLOCK_WIDTHS[-1]:
+            assert route.kernel == f"{family}_rows"
+            continue
+        assert route.kernel == f"{family}_block"
+        c = route.constants
+        width = min(w for w in config.BLOCK_WIDTHS if w >= hidden)
+        assert c["HELD"] * c["C"] * c["WARPS"] * 16 == width       # the narrowest that holds it
+
+
+def test_past_the_widest_block_route_one_warp_per_token():
+    x = data((2, 16400))                   # hidden > 16384: token_rows.py, a row of zeros first
+    q, scales = ktile.ops.scaled_int8_quant(x)
+    want_q, want_s = R.int8_per_token(x.float().numpy())
+    np.testing.assert_array_equal(q.numpy(), want_q)
+    np.testing.assert_array_equal(scales.view(-1).numpy(), want_s)
+
+
+def test_sweep_candidates_agree_bit_for_bit():
+    """Every route the sweep times (block C64 / C128 / C64 x2 / C32, one warp per token) gives
+    the shipped route's q and scales at a ragged width (the sweep's CPU smoke run)."""
+    from ktile.ops.quant import sweep
+    for name in sweep.OPS:
+        records = sweep.time_shape(name, 3, 1040, device="cpu", timer=lambda f: (f(), 0.0)[1])
+        timed = [r for r in records if "kernel" in r]
+        assert {r["route"] for r in timed} == {"block C64", "block C128", "block C64 x2",
+                                               "block C32", "rows"}
+        assert all(r["same"] for r in timed), [r["route"] for r in timed if not r["same"]]
+        assert [r["route"] for r in timed if r["shipped"]] == ["block C64"]
