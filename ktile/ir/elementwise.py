@@ -142,6 +142,8 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("sqrt", lambda np, x: np.sqrt(x)),
     _float_unary("rsqrt", lambda np, x: 1 / np.sqrt(x)),   # two IEEE roundings
     _float_unary("silu", lambda np, x: x * _sigmoid(np, x)),
+    _float_unary("silu_fast", lambda np, x: x * _sigmoid(np, x)),   # the targets: exp2 of
+                 # a rounded product and a 1-ulp reciprocal (docs/language.md's bound)
     _float_unary("gelu", _gelu),
     _float_unary("erf", lambda np, x:   # correctly rounded; the targets' float erf: 2 ulp
                  _erf_double(np, x).astype(np.result_type(x))[()]),

@@ -1,5 +1,6 @@
 """Gated activation kernels: o[r, j] = act(x[r, j]) · x[r, d + j] for x of [rows, 2d] and o
-of [rows, d], any d. Math is float32, rounded once to o's dtype. `ACT`: "silu", "gelu" (erf)
+of [rows, d], any d. Math is float32, rounded once to o's dtype (silu of a 16-bit type:
+hk.silu_fast, `activation`). `ACT`: "silu", "gelu" (erf)
 or "gelu_tanh", a compile-time constant.
 
 Each warp holds flat-layout 16 x COLS tiles (memory order, 16-byte accesses with no shuffles:
@@ -73,10 +74,21 @@ def _column_tiles(held: int) -> list:
     return [first + i * warps for i in range(held)]
 
 
+def activation(act: str, dt):
+    """ACT as a function of a float32 tile: for 16-bit results silu is hk.silu_fast (exp2 and
+    the hardware's reciprocal: within 2^-20 + |x|·2^-23 relative of silu, far below one
+    rounding of the result, and 8 instructions a value on sm_90a where silu takes 13); float32
+    results take hk.silu."""
+    if act == "silu" and dt.bits == 16:
+        return hk.silu_fast
+    return APPLY[act]
+
+
 def _gated(o, gates, ups, band, columns, ACT, dt):
     """o's tiles at (band, columns) = ACT(gate) · up, float32 rounded once to dt."""
     for c, gate, up in zip(columns, gates, ups):
-        o[hk.tile_coord(0, 0, band, c)] = (APPLY[ACT](gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
+        o[hk.tile_coord(0, 0, band, c)] = (
+            activation(ACT, dt)(gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,7 +147,7 @@ def act_and_mul_flat_kernel(dtype: str):
             gate = x[hk.tile_coord(0, token, band, 0)].load(t)
             up = x[hk.tile_coord(0, token, band + bands, 0)].load(t)
             o[hk.tile_coord(0, token, band, 0)] = (
-                APPLY[ACT](gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
+                activation(ACT, dt)(gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
 
     return act_and_mul_flat
 
