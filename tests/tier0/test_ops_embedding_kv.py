@@ -29,6 +29,21 @@ def test_embedding(ids_shape, vocab, hidden, dtype):
     assert ktile.ops.embedding(ids.int(), weight, out=into) is into and torch.equal(into, out)
 
 
+def test_embedding_int64_ids_read_as_words():
+    """int64 ids reach the kernel as a `[tokens, 2]` int32 view of the same memory (no
+    conversion); an id whose low word is inside the table but whose high word is not 0 gives a
+    zero row, as every id outside the table does."""
+    from ktile.ops.embedding.indices import id_words
+    ids = torch.tensor([2, 2 ** 32 + 1, 7, -3, 2 ** 40 + 4, 0])
+    words = id_words(ids)
+    assert words.dtype == torch.int32 and words.shape == (6, 2)
+    assert words.data_ptr() == ids.data_ptr()
+    assert id_words(ids.int()).shape == (6, 1)
+    weight = torch.randn(10, 48)
+    out = ktile.ops.embedding(ids, weight)
+    np.testing.assert_array_equal(out.numpy(), ER.embedding(ids.numpy(), weight.numpy()))
+
+
 def cache_case(tokens, heads, head, blocks, block_size, dtype=torch.bfloat16, seed=6):
     g = torch.Generator().manual_seed(seed)
     key = torch.randn(tokens, heads, head, generator=g).to(dtype)

@@ -60,6 +60,21 @@ def test_three_dimensional_heads_int32_positions_and_no_key():
     expect_rotated(q, q0, positions, cache, 64, True)
 
 
+def test_int64_positions_outside_the_cache_read_zeros():
+    """int64 positions reach the kernel as their 32-bit words: one whose low word is inside the
+    cache but whose high word is not 0 (2^32 + 5) or negative is outside, so its rotated
+    columns read a zero cos and sin (the op's documented out-of-range result)."""
+    positions, q, k, cache = inputs(18, 2, 1, 64, 64, torch.bfloat16, torch.float32)
+    positions[3], positions[17] = 2 ** 32 + 5, -1
+    q0, k0 = q.clone(), k.clone()
+    ktile.ops.rotary_embedding(positions, q, k, 64, cache, True)
+    inside = torch.ones(18, dtype=torch.bool)
+    inside[[3, 17]] = False
+    expect_rotated(q[inside], q0[inside], positions[inside], cache, 64, True)
+    expect_rotated(k[inside], k0[inside], positions[inside], cache, 64, True)
+    assert not q[~inside].any() and not k[~inside].any()
+
+
 def test_compile_fullgraph():
     positions, q, k, cache = inputs(6, 2, 2, 64, 64, torch.bfloat16, torch.float32)
     q_eager, k_eager = q.clone(), k.clone()

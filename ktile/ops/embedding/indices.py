@@ -1,5 +1,6 @@
 """Index tensors of the ops (token ids, positions, slots): torch's int64 or int32, passed to the
-kernels as int32 (ktile has no 64-bit integer element type)."""
+kernels as int32 (ktile has no 64-bit integer element type): converted (`as_int32`), or viewed
+as their 32-bit words (`id_words`) by kernels that read both words."""
 from __future__ import annotations
 
 from ...errors import InputError
@@ -33,3 +34,12 @@ def as_int32(t):
     import torch
     flat = t.reshape(-1)
     return flat if flat.dtype == torch.int32 else flat.to(torch.int32)
+
+
+def id_words(t):
+    """`t` as the `[n, W]` int32 view the gathering kernels read (rotary, embedding): W = 1 for
+    int32, W = 2 for int64 (each value's low and high 32-bit words, little-endian), no copy
+    where `t` is contiguous."""
+    import torch
+    flat = t.reshape(-1, 1)
+    return flat.view(torch.int32) if flat.dtype == torch.int64 else flat

@@ -1,7 +1,8 @@
 """`ktile.ops.embedding(ids, weight, *, out=None)`: `torch.nn.functional.embedding`'s forward,
 `torch.ops.ktile.embedding`. ids: int64 or int32 of 1 to 3 dimensions; weight `[vocabulary,
 hidden]`; the result `ids.shape + (hidden,)` of weight's dtype. An id outside the table gives a
-zero row (torch raises instead; a check would need the ids on the host)."""
+zero row (torch raises instead; a check would need the ids on the host). int64 ids are read
+where they lie (indices.id_words: no conversion kernel)."""
 from __future__ import annotations
 
 import torch
@@ -11,17 +12,17 @@ from .. import _library as lib
 from ..elementwise.launch import run_kernel
 from .._library import Route, RoutingTable
 from . import kernels
-from .indices import as_int32, check_indices
+from .indices import check_indices, id_words
 
 NAME = "embedding"
 DTYPES = ("bf16", "fp16", "fp32")
-TABLE = RoutingTable([Route("embedding_rows", {"COLS": 64})])
+TABLE = RoutingTable([Route("embedding_rows", {"COLS": 64, "WARPS": 4})])
 
 
 def _launch(ids, weight, out) -> None:
     route = TABLE.choose(ids.numel(), weight.shape[-1], lib.target_of(weight))
     kernel = OP.kernel(route, lib.kt_dtype(weight))
-    run_kernel(kernel, as_int32(ids), weight, out.view(-1, weight.shape[-1]),
+    run_kernel(kernel, id_words(ids), weight, out.view(-1, weight.shape[-1]),
                target=lib.target_of(weight), **route.constants)
 
 

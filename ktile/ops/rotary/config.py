@@ -6,10 +6,11 @@ from __future__ import annotations
 from .._library import Route, RoutingTable
 
 TABLE = RoutingTable([
-    Route("rope_neox_heads", {"COLS": 32, "HEAD": 128, "ROT": 128}),
-    Route("rope_neox_heads", {"COLS": 16, "HEAD": 64, "ROT": 32}),
-    Route("rope_neox_heads_own_cache", {"COLS": 32, "HEAD": 128, "ROT": 128}),
-    Route("rope_neox_heads_own_cache", {"COLS": 16, "HEAD": 64, "ROT": 32}),
+    Route("rope_neox_qk", {"COLS": 16, "WARPS": 4, "HEAD": 128, "ROT": 128}),
+    Route("rope_neox_qk", {"COLS": 16, "WARPS": 1, "HEAD": 64, "ROT": 32}),
+    Route("rope_neox_qk_own_cache", {"COLS": 16, "WARPS": 4, "HEAD": 128, "ROT": 128}),
+    Route("rope_neox_qk_own_cache", {"COLS": 16, "WARPS": 1, "HEAD": 64, "ROT": 32}),
+    Route("rope_neox_q", {"COLS": 16, "WARPS": 4, "HEAD": 128, "ROT": 128}),
     Route("rope_gptj", {"COLS": 32, "HEAD": 128, "ROT": 128}),
     Route("rope_gptj", {"COLS": 16, "HEAD": 64, "ROT": 32}),
 ])
@@ -17,3 +18,11 @@ TABLE = RoutingTable([
 
 def columns(rot_dim: int) -> int:
     return 32 if rot_dim % 64 == 0 else 16
+
+
+def neox_constants(rot_dim: int) -> dict:
+    """NeoX: a warp per column tile of each half (COLS = 16: rot_dim / 32 warps)."""
+    return {"COLS": NEOX_COLS, "WARPS": rot_dim // (2 * NEOX_COLS)}
+
+
+NEOX_COLS = 16

@@ -20,6 +20,8 @@ import functools
 
 import ktile as hk
 
+from ..embedding.kernels import row_ids
+
 HEADS = [
     (lambda p: p.q.cols % p.HEAD == 0 and p.k.cols % p.HEAD == 0,
      "q and k must be [tokens, heads * HEAD]: pass HEAD=head_size"),
@@ -42,63 +44,82 @@ def grid(p):
     return (hk.cdiv(p.q.rows, 16), p.q.cols // p.HEAD)
 
 
-@functools.cache
-def halves_rotation(dtype: str, cache_dtype: str = "fp32"):
-    """The NeoX rotation of one head of 16 tokens, for x of `dtype` and a cos | sin cache of
-    `cache_dtype` (gathered in its own type, widened to float32 in registers)."""
-    dt, ct = getattr(hk, dtype), getattr(hk, cache_dtype)
-
-    def gathered(cos_sin, pos, angle, col):
-        values = hk.gather(cos_sin, pos, angle, col=col)
-        return values if cache_dtype == "fp32" else values.to(hk.fp32)
-
-    @hk.func
-    def rotate_halves(x, out, r, h, pos, cos_sin, HEAD, ROT, COLS):
-        """Head h of tokens [16r, 16r + 16), COLS columns of each half at a time (a 64-wide
-        half in fp32 at once would hold too many registers on sm_90a)."""
-        half = ROT // 2
-        t, angle = hk.RT(dt, 16, COLS), hk.RT(ct, 16, COLS)
-        for j in range(half // COLS):            # a Python loop: unrolled while tracing
-            cos = gathered(cos_sin, pos, angle, j)
-            sin = gathered(cos_sin, pos, angle, half // COLS + j)
-            first = hk.elem_coord(0, 0, r * 16, h * HEAD + j * COLS)
-            second = hk.elem_coord(0, 0, r * 16, h * HEAD + half + j * COLS)
-            x1, x2 = x[first].load(t).to(hk.fp32), x[second].load(t).to(hk.fp32)
-            out[first] = (x1 * cos - x2 * sin).to(dt)
-            out[second] = (x2 * cos + x1 * sin).to(dt)
-    return rotate_halves
-
-
-ONE_TENSOR = [
-    (lambda p: p.x.cols % p.HEAD == 0, "x must be [tokens, heads * HEAD]: pass HEAD=head_size"),
-    (lambda p: p.ROT % (2 * p.COLS) == 0 and p.ROT <= p.HEAD,
-     "ROT (the rotary dimension) must be a multiple of 2 * COLS and at most HEAD"),
-    (lambda p: p.x_out.shape == p.x.shape, "x_out must have the shape of x"),
-    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [tokens, heads * head_size]"),
+NEOX = [
+    (lambda p: p.ROT == 2 * p.COLS * p.WARPS and p.ROT <= p.HEAD,
+     "ROT (the rotary dimension) must be 2 * COLS * WARPS (one column tile of each half a "
+     "warp) and at most HEAD"),
+    (lambda p: p.positions.cols in (1, 2) and p.positions.rows == p.q.rows,
+     "positions must be [tokens, 1] int32 or [tokens, 2] (int64 viewed as int32 words)"),
+    (lambda p: p.q_out.shape == p.q.shape, "q_out must have the shape of q"),
+    (lambda p: p.q.cols % p.HEAD == 0, "q must be [tokens, heads * HEAD]: pass HEAD=head_size"),
+    (lambda p: p.q.batch * p.q.depth == 1, "q must be 2-D [tokens, heads * head_size]"),
     (lambda p: p.cos_sin.cols == p.ROT, "cos_sin must be [max_position, ROT]: cos | sin"),
-    (lambda p: p.positions.cols == p.x.rows, "positions must hold one position per token"),
+]
+NEOX_QK = NEOX + [
+    (lambda p: p.k_out.shape == p.k.shape, "k_out must have the shape of k"),
+    (lambda p: p.k.cols % p.HEAD == 0 and p.k.cols <= p.q.cols,
+     "k must be [tokens, heads * HEAD] with at most q's heads"),
+    (lambda p: p.k.rows == p.q.rows and p.k.batch * p.k.depth == 1,
+     "k must be 2-D with one row per token, as q"),
 ]
 
 
 @functools.cache
-def neox_in_place(dtype: str, cache_dtype: str = "fp32"):
-    """NeoX on one tensor (q, then k: two launches), x_out declared the very view x may be:
-    each tile of x is loaded once and stored once at the same coordinates, by one warp, so
-    the op rotates q and k where they lie (2 passes over them, not the 4 of a scratch and a
-    copy back). Columns past ROT are neither read nor written."""
+def neox_heads(dtype: str, cache_dtype: str = "fp32", keyed: bool = True):
+    """NeoX on q and k in one launch, in place (`in_place={"q_out": "q", "k_out": "k"}`; each
+    lane loads a tile once and stores it once at the same coordinates). A block takes 16
+    tokens of one head: blocks [0, q heads) of grid y rotate q's heads, the next k's. Warp w
+    takes column tile w of each half (x1 = columns [w·COLS, w·COLS + COLS), x2 = x1 + ROT/2) with
+    its cos and sin, so a head is WARPS warps side by side, each loading everything before it
+    stores. q or k is picked without a branch: the other tensor's accesses name batch 1, a
+    plane it has not, which the tile headers skip whole (no memory access). `keyed=False`: q
+    alone (vLLM's key None). Columns past ROT are neither read nor written."""
     dt, ct = getattr(hk, dtype), getattr(hk, cache_dtype)
-    rotate_halves = halves_rotation(dtype, cache_dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16), p.x.cols // p.HEAD), requires=ONE_TENSOR,
-               in_place={"x_out": "x"})
-    def rope_neox_heads(positions: hk.Tensor[hk.i32], x: hk.Tensor[dt],
-                        cos_sin: hk.Tensor[ct], x_out: hk.Tensor[dt], *,
-                        HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
-                        COLS: hk.Constexpr[int] = 32):
-        r, h = hk.arch.block_idx.x, hk.arch.block_idx.y
-        pos = positions[hk.tile_coord(0, 0, 0, r)].load(hk.RV(hk.i32, 16))   # past the end: 0
-        rotate_halves(x, x_out, r, h, pos, cos_sin, HEAD, ROT, COLS)
-    return rope_neox_heads
+    def gathered(cos_sin, pos, col, COLS):
+        values = hk.gather(cos_sin, pos, hk.RT(ct, 16, COLS), col=col)
+        return values if cache_dtype == "fp32" else values.to(hk.fp32)
+
+    def load_halves(x, plane, head, HEAD, ROT, COLS):
+        r, w = hk.arch.block_idx.x, hk.arch.warp_id
+        first = hk.elem_coord(plane, 0, r * 16, head * HEAD + w * COLS)
+        second = hk.elem_coord(plane, 0, r * 16, head * HEAD + ROT // 2 + w * COLS)
+        t = hk.RT(dt, 16, COLS)
+        return first, second, x[first].load(t).to(hk.fp32), x[second].load(t).to(hk.fp32)
+
+    def store_rotated(out, halves, cos, sin):
+        first, second, x1, x2 = halves
+        out[first] = (x1 * cos - x2 * sin).to(dt)
+        out[second] = (x2 * cos + x1 * sin).to(dt)
+
+    if not keyed:
+        @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, 16), p.q.cols // p.HEAD), warps="WARPS",
+                   requires=NEOX, in_place={"q_out": "q"})
+        def rope_neox_q(positions: hk.Tensor[hk.i32], q: hk.Tensor[dt], cos_sin: hk.Tensor[ct],
+                        q_out: hk.Tensor[dt], *, HEAD: hk.Constexpr[int] = 128,
+                        ROT: hk.Constexpr[int] = 128, COLS: hk.Constexpr[int] = 16,
+                        WARPS: hk.Constexpr[int] = 4):
+            pos, w = row_ids(positions, hk.arch.block_idx.x), hk.arch.warp_id
+            halves = load_halves(q, 0, hk.arch.block_idx.y, HEAD, ROT, COLS)
+            cos, sin = gathered(cos_sin, pos, w, COLS), gathered(cos_sin, pos, WARPS + w, COLS)
+            store_rotated(q_out, halves, cos, sin)
+        return rope_neox_q
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, 16), (p.q.cols + p.k.cols) // p.HEAD),
+               warps="WARPS", requires=NEOX_QK, in_place={"q_out": "q", "k_out": "k"})
+    def rope_neox_qk(positions: hk.Tensor[hk.i32], q: hk.Tensor[dt], k: hk.Tensor[dt],
+                     cos_sin: hk.Tensor[ct], q_out: hk.Tensor[dt], k_out: hk.Tensor[dt], *,
+                     HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
+                     COLS: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4):
+        pos, w, h = row_ids(positions, hk.arch.block_idx.x), hk.arch.warp_id, hk.arch.block_idx.y
+        q_heads = q.cols // HEAD
+        of_k = h // q_heads                              # 0: a block of q's heads, 1: of k's
+        q_halves = load_halves(q, of_k, h, HEAD, ROT, COLS)
+        k_halves = load_halves(k, 1 - of_k, h - q_heads, HEAD, ROT, COLS)
+        cos, sin = gathered(cos_sin, pos, w, COLS), gathered(cos_sin, pos, WARPS + w, COLS)
+        store_rotated(q_out, q_halves, cos, sin)
+        store_rotated(k_out, k_halves, cos, sin)
+    return rope_neox_qk
 
 
 @functools.cache
@@ -134,6 +155,7 @@ def gptj(dtype: str):
     return rope_gptj
 
 
-KERNELS = {"rope_neox_heads": neox_in_place,
-           "rope_neox_heads_own_cache": lambda dtype: neox_in_place(dtype, dtype),
+KERNELS = {"rope_neox_qk": neox_heads,
+           "rope_neox_qk_own_cache": lambda dtype: neox_heads(dtype, dtype),
+           "rope_neox_q": lambda dtype: neox_heads(dtype, keyed=False),
            "rope_gptj": gptj}

@@ -6,9 +6,10 @@ head_size]` or `[tokens, heads, head_size]` (or leading dimensions whose product
 key: likewise with at most query's heads, or None; cos_sin_cache: `[max_position, rot_dim]`
 (cos | sin), float32 or the query's dtype. Only the first rot_dim columns of each head rotate.
 
-NeoX runs in place: one launch for query, one for key, each tile loaded and stored once by one
-warp (`in_place={"x_out": "x"}`, checked by the runtime: docs/runtime.md, "Aliasing and
-in-place"). GPT-J reads each element's pair partner with loads one column to either side,
+NeoX runs in place: one launch for query and key, each tile loaded and stored once by one
+warp (`in_place={"q_out": "q", "k_out": "k"}`, checked by the runtime: docs/runtime.md,
+"Aliasing and in-place"); int64 positions are read as they lie (their 32-bit words), with no
+conversion kernel. GPT-J reads each element's pair partner with loads one column to either side,
 which no in-place declaration covers, so it writes fresh tensors and the op copies the rotated
 columns back (two more passes). A position outside the cache reads zeros (no check: it would
 need the positions on the host). A cos_sin_cache in float32 or in query's dtype (vLLM's) is
@@ -21,7 +22,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from ..elementwise.launch import run_kernel
-from ..embedding.indices import as_int32, check_indices
+from ..embedding.indices import check_indices, id_words
 from . import config, kernels
 
 NAME = "rotary_embedding"
@@ -78,26 +79,39 @@ def _rotary(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | No
             cos_sin_cache: torch.Tensor, head_size: int, is_neox: bool) -> None:
     tokens = positions.numel()
     q = query.view(tokens, -1)
-    k = key.view(tokens, -1) if key is not None else q[:, :head_size]
     rot = cos_sin_cache.shape[-1]
-    constants = {"HEAD": head_size, "ROT": rot, "COLS": config.columns(rot)}
     dtype, target = lib.kt_dtype(query), lib.target_of(query)
     if is_neox:
-        pos, cache, kernel = as_int32(positions), cos_sin_cache, kernels.neox_in_place(dtype)
-        if cache.dtype == query.dtype and cache.dtype != torch.float32:
-            kernel = kernels.neox_in_place(dtype, dtype)     # the cache in q's dtype, as vLLM's
-        elif cache.dtype != torch.float32:    # another dtype: gather the rows in use, widened
-            cache = cache.index_select(0, pos.long()).float()
-            pos = torch.arange(tokens, dtype=torch.int32, device=q.device)
-        for x in (q, k) if key is not None else (q,):     # in place (kernels.neox_in_place)
-            run_kernel(kernel, pos, x, cache, x, target=target, **constants)
+        _neox(positions, q, key, cos_sin_cache, dtype, target, head_size, rot)
         return
+    k = key.view(tokens, -1) if key is not None else q[:, :head_size]
+    constants = {"HEAD": head_size, "ROT": rot, "COLS": config.columns(rot)}
     q_out, k_out = torch.empty_like(q), torch.empty_like(k)
     spread = _spread_pairs(cos_sin_cache.index_select(0, positions.reshape(-1).long()))
     run_kernel(kernels.gptj(dtype), q, k, spread, q_out, k_out, target=target, **constants)
     _copy_rotated(q, q_out, head_size, rot)
     if key is not None:
         _copy_rotated(k, k_out, head_size, rot)
+
+
+def _neox(positions, q, key, cache, dtype: str, target, head_size: int, rot: int) -> None:
+    """One launch rotates q and k where they lie (kernels.neox_heads), positions read as they
+    are: int64 as `[tokens, 2]` int32 words, int32 as `[tokens, 1]`."""
+    pos = id_words(positions)
+    cache_dtype = "fp32"
+    if cache.dtype == q.dtype and cache.dtype != torch.float32:
+        cache_dtype = dtype                                 # the cache in q's dtype, as vLLM's
+    elif cache.dtype != torch.float32:       # another dtype: gather the rows in use, widened
+        cache = cache.index_select(0, positions.reshape(-1).long()).float()
+        pos = torch.arange(q.shape[0], dtype=torch.int32, device=q.device).view(-1, 1)
+    constants = {"HEAD": head_size, "ROT": rot, **config.neox_constants(rot)}
+    if key is None:
+        kernel = kernels.neox_heads(dtype, cache_dtype, keyed=False)
+        run_kernel(kernel, pos, q, cache, q, target=target, **constants)
+        return
+    k = key.view(q.shape[0], -1)
+    kernel = kernels.neox_heads(dtype, cache_dtype)
+    run_kernel(kernel, pos, q, k, cache, q, k, target=target, **constants)
 
 
 def _copy_rotated(x, rotated, head_size: int, rot: int) -> None:
