@@ -93,7 +93,9 @@ def lower_wait_for(e: Emitter, op: kt.WaitForOp) -> None:
     slots = op.properties.get("arrivals")
     arrivals = "" if slots is None else (
         f" kt::wait_arrivals<{', '.join(str(s.value.data) for s in slots.data)}>({ARRIVALS});")
-    e.statement(op, f"kt::wait<{vm}, {lds}>();" + arrivals + "".join(binds))
+    wgmma = op.prop_int("wgmma")   # sm_90a: an mma from shared's groups (waits_mma.py)
+    groups = "" if wgmma is None else f" kt::wgmma_wait<{wgmma}>();"
+    e.statement(op, f"kt::wait<{vm}, {lds}>();" + arrivals + groups + "".join(binds))
 
 
 def wait_count(e: Emitter, op: kt.WaitForOp, counter: str) -> int:

@@ -409,12 +409,14 @@ class LdsSelectOp(KtOp):
 @irdl_op_definition
 class WaitForOp(KtOp):
     """Wait until the named tiles' asynchronous writes are done. `waits` derives the counts:
-    at most `vm` global→shared copies and `lds` shared→register loads may stay in flight, and
-    `arrivals` lists the mbarrier slots of the TMA copies it completes."""
+    at most `vm` global→shared copies, `lds` shared→register loads and `wgmma` groups (sm_90a's
+    mma from shared) may stay in flight, and `arrivals` lists the mbarrier slots of the TMA
+    copies it completes."""
     name = "kt.wait_for"
     tiles = var_operand_def()
     vm = opt_prop_def(IntegerAttr)
     lds = opt_prop_def(IntegerAttr)
+    wgmma = opt_prop_def(IntegerAttr)
     arrivals = opt_prop_def(ArrayAttr)
 
     def __init__(self, tiles: Sequence[SSAValue]):
@@ -471,17 +473,23 @@ class MmaOp(KtOp):
 class MmaSharedOp(KtOp):
     """acc + a · bᵀ, accumulating in fp32, with `b` read from a shared tile: a is this warp's
     M×K register tile (row layout), b the block's N×K shared tile (K contiguous), read whole.
+    `a` may be a shared tile too, holding the block's rows (warps × M, K contiguous): warp w
+    multiplies its rows [w·M, (w+1)·M) (what `a.load(RT(M, K), row=w)` would give).
     Each warp multiplies its own a by the same b; every warp of the block executes the op
     together (on sm_90a a warpgroup's four warps issue one `wgmma` over their stacked a rows),
     so `verify` refuses it under warp-dependent control flow."""
     name = "kt.mma_shared"
-    a = operand_def(RegTileType)
+    a = operand_def(RegTileType | SharedTileType)
     b = operand_def(SharedTileType)
     acc = operand_def(RegTileType)
     result = result_def(RegTileType)
 
     def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue):
         super().__init__(operands=[a, b, acc], result_types=[acc.type])
+
+    @property
+    def a_shared(self) -> bool:
+        return isinstance(self.a.type, SharedTileType)
 
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
@@ -490,12 +498,16 @@ class MmaSharedOp(KtOp):
         if k != kb:
             raise IRError(self, f"a {a} is {m}x{k} but the shared b {b} is {n}x{kb}: their K "
                                 f"(columns) differ")
-        if acc.shape != (m, n):
+        if self.a_shared and (acc.shape[1] != n or m % acc.shape[0]):
+            raise IRError(self, f"the accumulator {acc} is not a warp's rows of the shared a "
+                                f"{a} by the shared b's {n} rows")
+        if not self.a_shared and acc.shape != (m, n):
             raise IRError(self, f"the accumulator {acc} is not the product's shape {m}x{n}")
         check.check_mma_operands(self, a, b, acc, self.result.type, b_what="the shared b")
-        if a.layout.data != "row":
+        if not self.a_shared and a.layout.data != "row":
             raise IRError(self, f"a {a} must be in row layout: a @ bᵀ reads a by rows")
-        check.check_mma_fragments(self, (("a", a), ("acc", acc)))
+        check.check_mma_fragments(self, (("acc", acc),) if self.a_shared else
+                                  (("a", a), ("acc", acc)))
 
 
 def mma_dims(variant: str, a: tuple[int, int], b: tuple[int, int]):

@@ -86,6 +86,11 @@ class SharedTile(Value):
         from .tiles import Transposed
         return Transposed(self)
 
+    def __matmul__(self, other):
+        """`sa @ sb.T`: both MMA operands from shared memory (this warp's rows of sa)."""
+        from .tiles import MatMul
+        return MatMul.of(self, other)
+
     def store(self, value: Tile | Vec, row=None, col=None) -> None:
         """Registers → shared; other warps see it after `hk.barrier()`. With `row=`/`col=`
         the value fills sub-tile (row, col) of this larger shared tile, in units of the

@@ -34,6 +34,10 @@ def _mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
                            hint=f"use one of {', '.join(MMA_VARIANTS)}")
     if isinstance(b, SharedTile):
         return mma_shared(a, b, acc, variant)
+    if isinstance(a, SharedTile):
+        raise tracer.error("an mma reads a shared a only with a shared b, as `sa @ sb.T`",
+                           op="mma", hint="load a into registers with sa.load(...), or keep "
+                                          "B in a shared N×K tile too")
     for name, t in (("a", a), ("b", b), ("acc", acc)):
         if not isinstance(t, Tile):
             raise tracer.error(f"mma operand {name} must be a register tile, got {describe(t)}",
@@ -68,9 +72,13 @@ def _variant_hint(a_layout: str, b_layout: str) -> str:
     return f"with these layouts use variant {variant} (or load the tiles in the layouts above)"
 
 
-def mma_shared(a: Tile, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
+def mma_shared(a, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
     """acc + a·bᵀ with b a shared N×K tile read whole: each warp multiplies its own a (M×K,
-    row layout) by the block's b. Every warp of the block must execute it (sm_90a: wgmma)."""
+    row layout) by the block's b. Every warp of the block must execute it (sm_90a: wgmma,
+    kept in flight until the waits pass's `wgmma.wait_group`). `a` may be a shared tile of
+    the block's rows (warps·M × K): warp w multiplies its rows [w·M, (w+1)·M), the tile that
+    `a.load(hk.RT(dtype, M, K), row=w)` would give (sm_90a: wgmma reads both operands from
+    shared memory; elsewhere the rows are loaded, then multiplied)."""
     if variant != "ABt":
         raise tracer.error(
             f"an mma reads its b operand from a shared tile only as `a @ s.T` (variant ABt, "
@@ -78,14 +86,14 @@ def mma_shared(a: Tile, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
             hint="keep B transposed (N rows × K columns) in the shared tile and write "
                  "`acc += a @ s.T`, or load it into registers with s.load(...) for the other "
                  "variants")
-    if b.is_vector:
+    if b.is_vector or (isinstance(a, SharedTile) and a.is_vector):
         raise tracer.error("an mma reads a shared tile, not a shared vector",
                            op="mma from shared")
     for name, t in (("a", a), ("acc", acc)):
-        if not isinstance(t, Tile):
+        if not isinstance(t, Tile) and not (name == "a" and isinstance(t, SharedTile)):
             raise tracer.error(f"mma operand {name} must be a register tile, got {describe(t)}",
                                op="mma from shared")
-    (n, kb), (m, k) = b.ty.shape, a.shape
+    (n, kb), (m, k) = b.ty.shape, (a.ty.shape if isinstance(a, SharedTile) else a.shape)
     if a.dtype != b.dtype:
         raise tracer.error(f"mma operands differ in dtype: a is {a.dtype!r}, the shared b is "
                            f"{b.dtype!r}", op="mma from shared", hint="convert one with .to(...)")
@@ -97,12 +105,27 @@ def mma_shared(a: Tile, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
         raise tracer.error(f"`a @ s.T`: a is {m}x{k} but the shared tile is {n}x{kb}: their "
                            f"columns (K) differ", op="mma from shared",
                            hint="the shared tile holds B as N×K: give it as many columns as a")
+    if isinstance(a, SharedTile):
+        return _mma_both_shared(a, b, acc, m, n)
     if acc.shape != (m, n):
         raise tracer.error(f"`a @ s.T`: the accumulator is {acc.rows}x{acc.cols} but the product "
                            f"is {m}x{n}", op="mma from shared")
     if a.layout != "row":
         raise tracer.error("`a @ s.T` reads a in row layout, got col", op="mma from shared",
                            hint="load a as hk.RT(..., layout=\"row\")")
+    return Tile(_b().mma_shared(a.v, b.v, acc.v))
+
+
+def _mma_both_shared(a: SharedTile, b: SharedTile, acc: Tile, m: int, n: int) -> Tile:
+    """`sa @ sb.T`: the warps split sa's rows evenly, each taking acc's rows."""
+    warps = tracer.current().warps
+    if acc.cols != n or acc.rows * warps != m:
+        raise tracer.error(
+            f"`sa @ sb.T`: the shared a's {m} rows are split across the block's {warps} warps, "
+            f"{m // warps if m % warps == 0 else m / warps:g} rows each, so the accumulator must "
+            f"be {m // max(warps, 1)}x{n}, not {acc.rows}x{acc.cols}", op="mma from shared",
+            hint=f"give the shared a {acc.rows * warps} rows (the accumulator's rows × "
+                 f"{warps} warps), or load this warp's rows with sa.load(..., row=warp_id)")
     return Tile(_b().mma_shared(a.v, b.v, acc.v))
 
 

@@ -287,7 +287,9 @@ class MatMul:
         tb = isinstance(right, Transposed)
         a = left.tile if ta else left
         b = right.tile if tb else right
-        if not isinstance(a, Tile) or not isinstance(b, (Tile, SharedTile)):
+        a_ok = isinstance(a, Tile) or (isinstance(a, SharedTile) and not ta
+                                       and isinstance(b, SharedTile))
+        if not a_ok or not isinstance(b, (Tile, SharedTile)):
             raise tracer.error(f"`@` multiplies register tiles (b may be a shared tile, as "
                                f"`a @ s.T`), got {describe(a)} and {describe(b)}")
         variant = ("At" if ta else "A") + ("Bt" if tb else "B")
@@ -302,6 +304,11 @@ class MatMul:
         from .mma import mma
         from ..ir.ops import mma_dims
         from .memory import SharedTile
+        if isinstance(self.a, SharedTile):
+            raise tracer.error("`sa @ sb.T` accumulates into a warp's tile: write "
+                               "`acc += sa @ sb.T`", op="mma from shared",
+                               hint="start acc with hk.zeros(hk.RT(hk.fp32, rows, N)), rows "
+                                    "being sa's rows / the warps")
         b_shape = self.b.ty.shape if isinstance(self.b, SharedTile) else self.b.shape
         m, n, _ = mma_dims(self.variant, self.a.shape, b_shape)
         acc = zeros(RT(dtypes.fp32, m, n))

@@ -64,6 +64,8 @@ class Fragments(ModulePass):
 def register_operands(mma: Mma) -> list[tuple[SSAValue, str]]:
     """The register tiles an MMA reads or writes, each with its role (= its fragment)."""
     operands = [(mma.a, "a"), (mma.acc, "acc"), (mma.result, "acc")]
+    if isinstance(mma, kt.MmaSharedOp) and mma.a_shared:   # a shared a has no fragment
+        operands.pop(0)
     if isinstance(mma, kt.MmaOp):
         operands.insert(1, (mma.b, "b"))
     return operands
@@ -72,7 +74,7 @@ def register_operands(mma: Mma) -> list[tuple[SSAValue, str]]:
 def mma_mnk(mma: Mma) -> tuple[int, int, int | None]:
     """(M, N, K) of an MMA; K None when the inner dimensions differ."""
     if isinstance(mma, kt.MmaSharedOp):
-        (m, k), (n, _) = mma.a.type.shape, mma.b.type.shape
+        (m, n), (_, k) = mma.acc.type.shape, mma.b.type.shape
         return m, n, k
     return mma_dims(mma.variant.data, mma.a.type.shape, mma.b.type.shape)
 

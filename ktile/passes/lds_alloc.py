@@ -44,6 +44,8 @@ class LdsAlloc(ModulePass):
         allocs = index.of(kt.AllocOp)
         tied = TiedValues(fn, index)   # a tile carried through a loop is still the tile allocated
         read_by_mma = tiles_used(index, tied, kt.MmaSharedOp, lambda o: o.b)
+        read_by_mma |= tiles_used(index, tied, kt.MmaSharedOp,   # a shared a (wgmma "ss")
+                                  lambda o: o.a if o.a_shared else o.b)
         copies = [o for o in index.of(kt.CopyAsyncOp)      # TMA copies (tensor-maps)
                   if o.prop_int("map") is not None]
         copied = {tied.find(o.dst) for o in copies}

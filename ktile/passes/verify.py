@@ -119,8 +119,10 @@ def dtype_supported(name: str, target: Target) -> bool:
 # ---- the shape of an mma from shared --------------------------------------------------------
 
 def check_mma_shared_shape(mma: kt.MmaSharedOp) -> None:
-    (m, k), (n, _) = mma.a.type.shape, mma.b.type.shape
+    (m, _), (n, k) = mma.acc.type.shape, mma.b.type.shape   # m: this warp's rows of a
     shape = f"a is {m}x{k} and the shared tile {n}x{k}"
+    if mma.a_shared:
+        shape = f"each warp's rows of the shared a are {m}x{k} and the shared b {n}x{k}"
     if m % WGMMA_ROWS_PER_WARP:
         raise error_at(mma, f"`a @ s.T`: {shape}; a's rows must be a multiple of "
                             f"{WGMMA_ROWS_PER_WARP} (a warpgroup MMA takes 16 rows of a from "

@@ -18,6 +18,16 @@ completes on its tile's mbarrier, not on the counter: a wait's `vm` counts only 
 copies, and its `arrivals` lists the slots (lds-alloc) of the TMA copies it completes on some
 path — those it names and every older one still in flight, as the counter completes the rest.
 
+On a target with a "wgmma" counter (sm_90a) a kt.mma_shared is asynchronous too: its wgmma
+group stays in flight (waits_mma.py) until a wait naming its accumulator or one of its shared
+operands; `wgmma` is then the number of groups issued after the newest one named (exact per
+path, the smallest over paths). Another mma accumulating into it may read its accumulator
+(the hardware orders them) and carrying it through a loop or branch is no use; any other read
+gets a wait the pass inserts right before it (`wgmma.wait_group` with the derived count).
+A copy or shared store into a tile an in-flight wgmma reads is refused at its line, as is one
+in a kernel of several warpgroups with no barrier between the wait and it (the wait completes
+only this warpgroup's wgmmas). Elsewhere the MMA completes when it returns.
+
 The analysis keeps, per path, the queue of asynchronous ops in flight in issue order. A tile
 is named by SSA values; names follow the tile through loop-carried values and branch results.
 A tile picked from a list on the device (kt.lds_select, `bufs[i]`) may be any tile of the list:
@@ -38,11 +48,12 @@ from xdsl.passes import ModulePass
 from ..errors import KernelError
 from ..ir import ops as kt
 from ..ir.ops import constant_int
-from ..ir.query import error_at, kernel_func
+from ..ir.query import error_at, kernel_func, warps
 from ..targets.base import Target
 from .common import defined_inside, describe_type, line_of, op_words, target_of
+from . import waits_mma
 
-COUNTERS = ("vm", "lds")   # vm: global→shared copies; lds: shared→register loads
+COUNTERS = ("vm", "lds", "wgmma")   # global→shared copies, shared→register loads, wgmma groups
 CARRIERS = frozenset([scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp])  # pass values on
 TERMINATORS = frozenset([scf.YieldOp, scf.ConditionOp])
 MAX_ROUNDS = 64            # loop fixpoint rounds before the loads are declared piling up
@@ -51,13 +62,15 @@ MAX_ROUNDS = 64            # loop fixpoint rounds before the loads are declared 
 @dataclass(frozen=True)
 class InFlight:
     """One asynchronous op not yet known complete."""
-    counter: str                             # "vm" or "lds"
-    op: Operation                            # the kt.copy_async or kt.lds_load
+    counter: str                             # "vm", "lds" or "wgmma"
+    op: Operation                            # the kt.copy_async, kt.lds_load or kt.mma_shared
     names: frozenset[SSAValue]               # values naming the tile it writes
-    reads: frozenset[SSAValue] = frozenset()  # lds: values naming the shared tile it reads
+    reads: frozenset[SSAValue] = frozenset()  # lds, wgmma: values naming the shared tiles read
     barrier: Operation | None = None         # vm: the first barrier it was in flight at
     completed_by: Operation | None = None    # lds: a wait that completed it without naming
-                                             # it, so its registers are not bound there
+                                             # it, so its registers are not bound there;
+                                             # wgmma: the wait that completed it, no barrier
+                                             # since (other warpgroups may still read)
 
     # the entries change by these copies (dataclasses.replace is several times slower)
     def renamed(self, names: frozenset[SSAValue], reads: frozenset[SSAValue]) -> InFlight:
@@ -81,7 +94,11 @@ class Waits(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
         fn = kernel_func(op)
-        analysis = InFlightAnalysis(target)
+        if waits_mma.has_async_mma(fn, target):   # first place the accumulators' waits
+            planner = InFlightAnalysis(target, warps(op), plan=True)
+            planner.block(fn.body.block, frozenset([()]))
+            waits_mma.insert_waits(planner.planned)
+        analysis = InFlightAnalysis(target, warps(op))
         analysis.block(fn.body.block, frozenset([()]))
         for wait in analysis.waits:
             set_counts(wait, analysis.counts, target)
@@ -121,8 +138,12 @@ class InFlightAnalysis:
     Ops are told apart by their exact class through tables: the kt and scf ops are not
     subclassed, and `isinstance` against xDSL's abstract op classes is most of a walk's time."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, n_warps: int = 4, plan: bool = False):
         self.target = target
+        self.async_mma = target.wait_counter("wgmma") is not None
+        self.warpgroups = n_warps > 4        # a wait completes this warpgroup's wgmmas only
+        self.plan = plan                     # place accumulator waits instead of refusing
+        self.planned: dict[Operation, list[SSAValue]] = {}   # op → accumulators it reads
         self.counts: dict[tuple[Operation, str], int] = {}
         self.completes: dict[Operation, set[int]] = {}   # wait → arrival slots of the copies
                                                          # it completes on some path
@@ -154,14 +175,34 @@ class InFlightAnalysis:
 
     # ---- one op on one path --------------------------------------------------------------
 
-    def use(self, op: Operation, queue: Queue) -> Queue:
+    def use(self, op: Operation, queue: Queue, values: Iterable[SSAValue] | None = None) -> Queue:
         """Any other op: reads its operands (a copy, a shared load, a wait and a barrier read
-        no registers a shared load writes)."""
-        check_uses_waited(op, op.operands, queue)
-        return queue
+        no registers a shared load writes or an mma accumulates into)."""
+        values = list(op.operands if values is None else values)
+        check_uses_waited(op, values, queue)
+        hits = waits_mma.accumulators_read(values, queue)
+        if not hits:
+            return queue
+        if not self.plan:
+            raise waits_mma.read_in_flight(op, hits[0], queue)
+        self.planned.setdefault(op, []).extend(v for v in hits if v not in self.planned[op])
+        return self.complete(queue, "wgmma", set(hits), op)
+
+    def complete(self, queue: Queue, counter: str, named: set[SSAValue], wait: Operation) -> Queue:
+        """The queue after a wait that names `named`: for `counter`, the newest live entry
+        naming one of them completes, with every older one."""
+        live = [i for i, e in enumerate(queue) if e.counter == counter and not e.completed_by]
+        hits = [i for i in live if entry_names(queue[i]) & named]
+        newest = hits[-1] if hits else -1
+        if hits and wait in self.waits:
+            self.record(wait, counter, queue, live, newest)
+        settled = (settle(e, i, counter, newest, named, wait, self.warpgroups)
+                   for i, e in enumerate(queue))
+        return waits_mma.dedupe(tuple(e for e in settled if e is not None))
 
     def copy(self, op: kt.CopyAsyncOp, queue: Queue) -> Queue:
         check_copy_target(op, queue)
+        waits_mma.check_not_read_by_mma(op, op.dst, queue)
         return queue + (InFlight("vm", op, may_alias(op.dst)),)
 
     def lds_load(self, op: kt.LdsLoadOp, queue: Queue) -> Queue:
@@ -169,16 +210,27 @@ class InFlightAnalysis:
         return queue + (InFlight("lds", op, frozenset([op.result]), may_alias(op.src)),)
 
     def barrier(self, op: kt.BarrierOp, queue: Queue) -> Queue:
+        """Copies in flight are marked; completed wgmmas are done in every warpgroup now."""
         return tuple(e.at_barrier(op) if e.counter == "vm" and e.barrier is None else e
-                     for e in queue)
+                     for e in queue if not (e.counter == "wgmma" and e.completed_by))
 
     def lds_store(self, op: kt.LdsStoreOp, queue: Queue) -> Queue:
         check_not_filling(op, op.dst, queue, self.target)
+        waits_mma.check_not_read_by_mma(op, op.dst, queue)
         return self.use(op, queue)
 
     def mma_shared(self, op: kt.MmaSharedOp, queue: Queue) -> Queue:
+        """Reads its shared operands and a (an accumulator in flight may be its acc: the
+        hardware orders wgmmas into the same registers); on sm_90a it stays in flight."""
         check_not_filling(op, op.b, queue, self.target)
-        return self.use(op, queue)
+        if op.a_shared:
+            check_not_filling(op, op.a, queue, self.target)
+        queue = self.use(op, queue, [op.a, op.b])
+        check_uses_waited(op, [op.acc], queue)
+        if not self.async_mma:
+            return queue
+        reads = may_alias(op.b) | (may_alias(op.a) if op.a_shared else frozenset())
+        return queue + (InFlight("wgmma", op, frozenset([op.result]), reads),)
 
     def kernel_end(self, op: func.ReturnOp, queue: Queue) -> Queue:
         check_nothing_in_flight(queue)
@@ -190,13 +242,7 @@ class InFlightAnalysis:
         self.waits[op] = None
         named = set().union(*(may_alias(t) for t in op.tiles))
         for counter in COUNTERS:
-            live = [i for i, e in enumerate(queue) if e.counter == counter and not e.completed_by]
-            hits = [i for i in live if queue[i].names & named]
-            newest = hits[-1] if hits else -1
-            if hits:
-                self.record(op, counter, queue, live, newest)
-            queue = tuple(settled for i, e in enumerate(queue)
-                          if (settled := settle(e, i, counter, newest, named, op)) is not None)
+            queue = self.complete(queue, counter, named, op)
         return queue
 
     def record(self, op: kt.WaitForOp, counter: str, queue: Queue, live: list[int],
@@ -272,13 +318,24 @@ class InFlightAnalysis:
         return frozenset(outs)
 
 
+def entry_names(e: InFlight) -> frozenset[SSAValue]:
+    """What a wait may name to complete `e`: the tile it writes; for a wgmma also the shared
+    tiles it reads."""
+    return e.names | e.reads if e.counter == "wgmma" else e.names
+
+
 def settle(e: InFlight, index: int, counter: str, newest: int, named: set[SSAValue],
-           wait: Operation) -> InFlight | None:
+           wait: Operation, warpgroups: bool = False) -> InFlight | None:
     """One entry after a wait that completes `counter` up to `newest`: None once it is done
     and nothing is left to check. A shared load completed without being named stays, marked,
-    because the wait binds only the registers it names (trap 1)."""
+    because the wait binds only the registers it names (trap 1); a completed wgmma stays,
+    marked, until a barrier when other warpgroups may still be reading its operands."""
     if e.counter != counter:
         return e
+    if counter == "wgmma":
+        if index > newest or e.completed_by:
+            return e
+        return e.completed(wait) if warpgroups else None
     if e.names & named:
         return None
     if index > newest or e.completed_by:
@@ -328,7 +385,7 @@ def rename(paths: Iterable[Queue], pairs: Iterable[tuple[SSAValue, SSAValue]],
 
     def moved(q: Queue) -> Queue:
         out = (e.renamed(names(e.names), names(e.reads)) for e in q)
-        return tuple(e for e in out if e.names or not e.completed_by)
+        return tuple(e for e in out if e.names or not e.completed_by or e.counter == "wgmma")
 
     return frozenset(moved(q) for q in paths)
 

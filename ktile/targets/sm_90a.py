@@ -52,6 +52,9 @@ TARGET = Target(
         # 63 without a warning; the PTX ISA states no bound
         WaitCounter("vm", "cp.async group", 63, "cp.async.wait_group {n};"),
         # no "lds" counter: ldmatrix / ld.shared results are scoreboarded by the hardware
+        # wgmma groups (an mma from shared stays in flight until wgmma.wait_group N); the
+        # instruction takes any immediate, ktile's header 0..7
+        WaitCounter("wgmma", "wgmma group", 7, "wgmma.wait_group.sync.aligned {n};"),
     ),
     has_lds_dma=False,                  # the AMD DMA kind; Hopper's paths are below
     has_async_copy=True,                # cp.async (sm_80+) and TMA cp.async.bulk (sm_90)

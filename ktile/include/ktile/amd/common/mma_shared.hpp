@@ -13,6 +13,7 @@
 // sm_90a headers' sake (whole warpgroups issue wgmma there) and unused here.
 #pragma once
 
+#include "ktile/amd/common/block.hpp"
 #include "ktile/amd/common/mma.hpp"
 #include "ktile/amd/common/shared_access.hpp"
 #include "ktile/amd/common/sync.hpp"
@@ -42,6 +43,16 @@ __device__ __forceinline__ void mma_ABt_shared(D& d, const A& a, const st<T, SR,
     bind(slice);
     detail::static_for<D::rows / 16>([&](auto mc) { d.block(decltype(mc)::value, n) = slice.block(decltype(mc)::value, 0); });
   });
+}
+
+// acc + (this wave's rows of the shared a)·bᵀ (`acc += sa @ sb.T`): the wave loads its rows
+// [w·M, (w+1)·M) of a, then multiplies as above. AMD has no shared-operand MMA.
+template <int WARPS, class D, class T, int AR, int AC, int SR, int SC, class C>
+__device__ __forceinline__ void mma_ABt_shared(D& d, const st<T, AR, AC>& a, const st<T, SR, SC>& b, const C& c) {
+  static_assert(AR == WARPS * D::rows, "kt::mma_ABt_shared: a shared a holds the accumulator's rows for every wave");
+  rt<T, D::rows, AC, row, frag_a> rows;
+  lds_load(rows, a, static_cast<int>(warp_id()), 0);
+  mma_ABt_shared<WARPS>(d, rows, b, c);
 }
 
 }  // namespace kt

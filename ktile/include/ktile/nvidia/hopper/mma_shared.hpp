@@ -11,15 +11,24 @@
 // warp therefore gets exactly its acc + a·bᵀ; the verify pass guarantees all warps reach the
 // op. Otherwise B is read 16 rows at a time with ldmatrix and multiplied with mma.sync.
 //
+// `a` may be a shared tile of the block's rows (WARPS × M rows, the DSL's `acc += sa @ sb.T`):
+// warp w multiplies rows [w·M, (w+1)·M). With M = 16 each warpgroup's 64 rows are contiguous,
+// so wgmma reads A by descriptor too (the "ss" form, same K-major swizzled layout as B);
+// otherwise the warp loads its rows (ldmatrix) and takes the register-A path.
+//
 // The wgmma path, in order: fence.proxy.async (the tile was written through the generic proxy
 // — cp.async, st.shared — and wgmma reads through the async proxy), bind d (no accumulator
-// move crosses the fence), wgmma.fence, every wgmma of the op, commit_group, wait_group 0, bind
-// d again. So the op is complete when it returns: the waits pass has nothing to derive for it.
+// move crosses the fence), wgmma.fence, every wgmma of the op, commit_group. The op does not
+// wait: its group stays in flight until a kt::wgmma_wait<N>() (`wgmma.wait_group N`) that the
+// waits pass derives, so the next K step's loads and wgmmas overlap it. Until then d's
+// registers are read only by another wgmma accumulating into them (the hardware orders
+// those), and the shared operands are not overwritten (the waits pass refuses it).
 #pragma once
 
 #include "ktile/nvidia/hopper/async_copy.hpp"
 #include "ktile/nvidia/hopper/mma.hpp"
 #include "ktile/nvidia/hopper/shared_access.hpp"
+#include "ktile/nvidia/hopper/warp.hpp"
 #include "ktile/nvidia/hopper/wgmma_instructions.hpp"
 
 namespace kt {
@@ -52,15 +61,26 @@ template <class S> __host__ __device__ constexpr uint32_t k_step_offset(int n0, 
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+
+// kt::bind for an fp32 accumulator, float by float ("+f"): it emits no instruction, where a
+// bit-cast bind moves registers, and a move reading an in-flight wgmma's accumulator makes
+// ptxas serialize every wgmma of the kernel (C7514).
+template <class D> __device__ __forceinline__ void bind_accumulator(D& d) {
+#pragma unroll
+  for (int i = 0; i < D::height; ++i)
+#pragma unroll
+    for (int j = 0; j < D::width; ++j)
+#pragma unroll
+      for (int p = 0; p < 4; ++p) asm volatile("" : "+f"(d.tiles[i][j][p].x), "+f"(d.tiles[i][j][p].y));
+}
 
 // The widest wgmma width (256, 128, 64, 32, 16) that fits in `left` columns.
 __host__ __device__ constexpr int wgmma_width(int left) { return left >= 256 ? 256 : left >= 128 ? 128 : left >= 64 ? 64 : left >= 32 ? 32 : 16; }
 
-// Columns [n0, n0 + W) of accumulator row block m += a's (m, k) subtile · B rows [n0, n0 + W):
-// wgmma register 4j + e is pair 2(j % 2) + e / 2 of subtile n0/16 + j/2 (its n8 half j % 2).
-template <int W, class T, class D, class A>
-__device__ __forceinline__ void wgmma_piece(D& d, const A& a, int m, int k, int n0, uint64_t desc) {
+// Columns [n0, n0 + W) of accumulator row block m, through issue(regs): wgmma register 4j + e
+// is pair 2(j % 2) + e / 2 of subtile n0/16 + j/2 (its n8 half j % 2).
+template <int W, class D, class Issue>
+__device__ __forceinline__ void wgmma_piece(D& d, int m, int n0, Issue&& issue) {
   float regs[W / 2];
 #pragma unroll
   for (int j = 0; j < W / 8; ++j) {
@@ -68,9 +88,7 @@ __device__ __forceinline__ void wgmma_piece(D& d, const A& a, int m, int k, int 
     const float2& hi = d.tiles[m][n0 / 16 + j / 2][2 * (j % 2) + 1];
     regs[4 * j] = lo.x, regs[4 * j + 1] = lo.y, regs[4 * j + 2] = hi.x, regs[4 * j + 3] = hi.y;
   }
-  const uint32_t ar[4] = {bits_of<uint32_t>(a.tiles[m][k][0]), bits_of<uint32_t>(a.tiles[m][k][1]),
-                          bits_of<uint32_t>(a.tiles[m][k][2]), bits_of<uint32_t>(a.tiles[m][k][3])};
-  wgmma_rs<T, W>::issue(regs, ar, desc);
+  issue(regs);
 #pragma unroll
   for (int j = 0; j < W / 8; ++j) {
     d.tiles[m][n0 / 16 + j / 2][2 * (j % 2)] = make_float2(regs[4 * j], regs[4 * j + 1]);
@@ -78,13 +96,27 @@ __device__ __forceinline__ void wgmma_piece(D& d, const A& a, int m, int k, int 
   }
 }
 
-// All of B's columns for one (m, k), widest instructions first.
+// All of B's columns for one (m, k), widest instructions first: A from a's registers.
 template <int N0, class S, class D, class A>
 __device__ __forceinline__ void wgmma_columns(D& d, const A& a, const S& b, int m, int k, uint64_t base) {
   if constexpr (N0 < S::rows) {
     constexpr int W = wgmma_width(S::rows - N0);
-    wgmma_piece<W, typename S::elem_type>(d, a, m, k, N0, base + (k_step_offset<S>(N0, k) >> 4));
+    const uint64_t desc = base + (k_step_offset<S>(N0, k) >> 4);
+    const uint32_t ar[4] = {bits_of<uint32_t>(a.tiles[m][k][0]), bits_of<uint32_t>(a.tiles[m][k][1]),
+                            bits_of<uint32_t>(a.tiles[m][k][2]), bits_of<uint32_t>(a.tiles[m][k][3])};
+    wgmma_piece<W>(d, m, N0, [&](float (&regs)[W / 2]) { wgmma_rs<typename S::elem_type, W>::issue(regs, ar, desc); });
     wgmma_columns<N0 + W>(d, a, b, m, k, base);
+  }
+}
+
+// The same with A by descriptor (`desc_a`: this warpgroup's 64 rows at K step k).
+template <int N0, class S, class D>
+__device__ __forceinline__ void wgmma_columns_ss(D& d, const S& b, int k, uint64_t desc_a, uint64_t base) {
+  if constexpr (N0 < S::rows) {
+    constexpr int W = wgmma_width(S::rows - N0);
+    const uint64_t desc = base + (k_step_offset<S>(N0, k) >> 4);
+    wgmma_piece<W>(d, 0, N0, [&](float (&regs)[W / 2]) { wgmma_ss<typename S::elem_type, W>::issue(regs, desc_a, desc); });
+    wgmma_columns_ss<N0 + W>(d, b, k, desc_a, base);
   }
 }
 
@@ -92,15 +124,28 @@ template <class D, class A, class S>
 __device__ __forceinline__ void wgmma_ABt(D& d, const A& a, const S& b) {
   const uint64_t base = matrix_descriptor(b.address(0), S::swizzle_bytes, swizzle_mode<S::swizzle_bytes>());
   fence_proxy_async();
-  bind(d);
+  bind_accumulator(d);
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < A::width; ++k)
 #pragma unroll
     for (int m = 0; m < A::height; ++m) wgmma_columns<0>(d, a, b, m, k, base);
   wgmma_commit();
-  wgmma_wait_all();
-  bind(d);
+}
+
+// Both operands by descriptor: A's rows 64g .. 64g + 63 for warpgroup g (16 rows a warp).
+template <class D, class SA, class S>
+__device__ __forceinline__ void wgmma_ABt_ss(D& d, const SA& a, const S& b) {
+  const uint64_t base = matrix_descriptor(b.address(0), S::swizzle_bytes, swizzle_mode<S::swizzle_bytes>());
+  const uint64_t base_a = matrix_descriptor(a.address(0), SA::swizzle_bytes, swizzle_mode<SA::swizzle_bytes>());
+  const int row0 = 64 * static_cast<int>(warp_id() / 4);
+  fence_proxy_async();
+  bind_accumulator(d);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < SA::cols / 16; ++k)
+    wgmma_columns_ss<0>(d, b, k, base_a + (k_step_offset<SA>(row0, k) >> 4), base);
+  wgmma_commit();
 }
 
 // The fallback: 16 rows of B at a time through ldmatrix, into the matching 16 columns of d.
@@ -153,6 +198,32 @@ __device__ __forceinline__ void mma_ABt_shared(D& d, const A& a, const st<T, SR,
   } else {
     detail::mma_sync_ABt(d, a, b);
   }
+}
+
+// acc + (this warp's rows of the shared a)·bᵀ: warp w's rows [w·M, (w+1)·M) of a.
+template <int WARPS, class D, class T, int AR, int AC, int SR, int SC, class C>
+__device__ __forceinline__ void mma_ABt_shared(D& d, const st<T, AR, AC>& a, const st<T, SR, SC>& b, const C& c) {
+  using SA = st<T, AR, AC>;
+  using S = st<T, SR, SC>;
+  static_assert(AR == WARPS * D::rows, "kt::mma_ABt_shared: a shared a holds the accumulator's rows for every warp");
+  static_assert(AC == SC, "kt::mma_ABt_shared: the shared a's and b's columns (K) differ");
+  if constexpr (detail::wgmma_takes<WARPS, T, S>() && D::rows == 16 && SA::swizzle_bytes != 0) {
+    static_assert(std::is_same<D, C>::value && D::cols == SR, "kt::mma_ABt_shared: the accumulator is 16 x the shared b's rows");
+    static_assert(std::is_same<typename D::elem_type, float>::value, "kt::mma_ABt_shared: 16-bit operands accumulate in float");
+    if (static_cast<const void*>(&d) != static_cast<const void*>(&c)) d = c;
+    detail::wgmma_ABt_ss(d, a, b);
+  } else {
+    rt<T, D::rows, AC, row, frag_a> rows;   // load-then-MMA: this warp's rows in registers
+    lds_load(rows, a, static_cast<int>(warp_id()), 0);
+    mma_ABt_shared<WARPS>(d, rows, b, c);
+  }
+}
+
+// `wgmma.wait_group N`: at most N of this warpgroup's wgmma groups stay in flight (the waits
+// pass derives N; the wait binds the accumulators it names after this).
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  static_assert(N >= 0 && N <= 7, "kt::wgmma_wait: N is 0..7");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
 }  // namespace kt
