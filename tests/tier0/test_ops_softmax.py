@@ -165,6 +165,9 @@ def test_shipped_table_routes():
     assert kernel(4096, 32000) == "softmax_held" and kernel(1, 16384) == "softmax_held"
     assert kernel(4096, 151936) == "softmax_loop"
     assert kernel(4096, 4096) == "softmax_held" and kernel(1, 64, None) == "softmax_held"
+    few = config.TABLE.choose(config.FEW_ROWS, 4096, "sm_90a").constants
+    many = config.TABLE.choose(config.FEW_ROWS + 1, 4096, "sm_90a").constants
+    assert few["WARPS"] > many["WARPS"] and few["C"] < many["C"]     # latency: more lanes
     assert kernel(32, 151930) == "softmax_partials" and kernel(1, 300, None) == "softmax_rows"
     assert all(r.cols_multiple == config.TILE for r in ROW_TILE)
 

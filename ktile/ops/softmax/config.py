@@ -8,6 +8,8 @@ dtypes, 256 in fp32) unless the row is narrower:
 - up to 16384 columns, and up to 32768 for more than 128 rows: `softmax_held`, one block per
   row held in registers (x read once), 1 to 16 warps of one tile each by width, then 16 warps
   of two (sm_90a: 128 registers, the most 512 lanes may take: x as fp32 exps, 64 per lane);
+  up to FEW_ROWS rows (latency, not bandwidth) 4 to 16 warps of 16 x 16 / 16 x 32 tiles up to
+  8192 columns;
 - wider, up to 128 rows (fewer than a GPU of blocks): each row split across blocks,
   `softmax_stats` then `softmax_write` (two launches, no atomics; `split_count` blocks per
   row, passed as the scratch's shape), so a handful of vocabulary rows fills the GPU;
@@ -24,6 +26,7 @@ from .._library import Route, RoutingTable
 TILE = 16                      # cols_multiple of the row-tile routes: 16 view rows per row
 HELD_MAX_COLS = 32768
 SPLIT_MAX_ROWS = 128
+FEW_ROWS = 128                # up to this many rows the held routes take more, narrower warps
 SPLIT = {"C": 64, "WARPS": 4}
 LOOP = {"C": 64, "WARPS": 8}
 MAX_SPLITS = 64
@@ -31,15 +34,24 @@ BLOCKS_PER_SM = 4             # the split routes aim for this many blocks per mu
 ROWS16_SPLIT = {"BLOCK": 4096, "COLS": 64, "WARPS": 4}
 
 
-def held(max_cols: int, warps: int, tiles: int = 1, c: int = 64) -> Route:
+def held(max_cols: int, warps: int, tiles: int = 1, c: int = 64,
+         max_rows: int | None = None) -> Route:
     """`softmax_held` for rows up to `max_cols` wide: `warps` warps of `tiles` 16 x c tiles."""
     assert tiles * warps * c * TILE >= max_cols
-    return Route("softmax_held", {"C": c, "HELD": tiles, "WARPS": warps}, max_cols=max_cols,
-                 cols_multiple=TILE, sample=(3, max_cols - 3 * TILE if max_cols > 256 else 240))
+    return Route("softmax_held", {"C": c, "HELD": tiles, "WARPS": warps}, max_rows=max_rows,
+                 max_cols=max_cols, cols_multiple=TILE,
+                 sample=(3, max_cols - 3 * TILE if max_cols > 256 else 240))
 
 
 ROUTES = [
     held(256, 1, c=16),
+    # few rows (a block per multiprocessor or fewer): latency, so more warps of narrower tiles,
+    # 8 values a lane up to 4096 columns (Triton's row kernel: 512 lanes at 4096, 3.3 us at
+    # 32 x 4096 on the H200 where 4 warps of 16 x 64 took 4.5)
+    held(1024, 4, c=16, max_rows=FEW_ROWS),
+    held(2048, 8, c=16, max_rows=FEW_ROWS),
+    held(4096, 16, c=16, max_rows=FEW_ROWS),
+    held(8192, 16, c=32, max_rows=FEW_ROWS),
     held(1024, 1),
     held(2048, 2),
     held(4096, 4),

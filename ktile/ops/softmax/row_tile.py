@@ -59,22 +59,30 @@ FOLDED = [         # phase 2's view of the same scratch
 
 
 @hk.func
-def _tile(x, t, r, c):
-    """Tile c of row r in fp32 (past the view's edge: -inf)."""
-    return x[hk.tile_coord(0, 0, r, c)].load(t, pad=NEG_INF).to(hk.fp32)
+def _prefetch(x, t, r, c, last):
+    """Tile c of row r as stored, clamped to tile last - 1: a warp's next tile, loaded before
+    its current tile's math (past its share: the share's last tile again, an L1 hit, unused)."""
+    return x[hk.tile_coord(0, 0, r, hk.minimum(c, last - 1))].load(t, pad=NEG_INF)
 
 
 @hk.func
-def _warp_stats(x, t, r, first, last):
-    """This warp's online (max, sum of exp(x - max)) over tiles first + warp, ... < last."""
+def _warp_stats(x, t, r, first, last, C):
+    """This warp's online (max, sum of exp(x - max)) over tiles first + warp, ... < last: the
+    max a scalar (one tile_max per tile), the sum an elementwise fp32 tile rescaled by a scalar
+    as the max grows and reduced once at the end (one shuffle chain per tile, not two); each
+    tile's successor is loaded before the tile's math."""
     m = LOWEST
-    s = 0.0
-    for c in range(first + hk.arch.warp_id, last, hk.arch.num_warps):
-        xs = _tile(x, t, r, c)
+    acc = hk.zeros(hk.RT(hk.fp32, ROW, C, "flat"))
+    c0 = first + hk.arch.warp_id
+    cur = _prefetch(x, t, r, c0, last)
+    for c in range(c0, last, hk.arch.num_warps):
+        nxt = _prefetch(x, t, r, c + hk.arch.num_warps, last)
+        xs = cur.to(hk.fp32)
         new = hk.maximum(m, hk.tile_max(xs))
-        s = s * hk.exp(m - new) + hk.tile_sum(hk.exp(xs - new))
+        acc = acc * hk.exp(m - new) + hk.exp(xs - new)
         m = new
-    return m, s
+        cur = nxt
+    return m, hk.tile_sum(acc)
 
 
 @hk.func
@@ -85,11 +93,16 @@ def _block_stats(m, s):
 
 
 @hk.func
-def _write(x, o, t, r, first, last, top, total, dt):
-    """o = exp(x - top) / total over this warp's tiles first + warp, ... < last of row r."""
+def _write(x, o, t, r, first, last, top, total, dt, cur):
+    """o = exp(x - top) / total over this warp's tiles first + warp, ... < last of row r; `cur`
+    is the warp's first tile (`_prefetch(x, t, r, first + warp, last)`, loaded by the caller
+    before the statistics it waits on), each later tile loaded before the one before is
+    written."""
     scale = 1.0 / total
     for c in range(first + hk.arch.warp_id, last, hk.arch.num_warps):
-        o[hk.tile_coord(0, 0, r, c)] = (hk.exp(_tile(x, t, r, c) - top) * scale).to(dt)
+        nxt = _prefetch(x, t, r, c + hk.arch.num_warps, last)
+        o[hk.tile_coord(0, 0, r, c)] = (hk.exp(cur.to(hk.fp32) - top) * scale).to(dt)
+        cur = nxt
 
 
 @functools.lru_cache(maxsize=None)
@@ -134,8 +147,9 @@ def softmax_loop_kernel(dtype: str):
         r = hk.arch.block_idx.x
         t = hk.RT(dt, ROW, C, "flat")
         tiles = hk.cdiv(x.cols, C)
-        top, total = _block_stats(*_warp_stats(x, t, r, 0, tiles))
-        _write(x, o, t, r, 0, tiles, top, total, dt)
+        top, total = _block_stats(*_warp_stats(x, t, r, 0, tiles, C))
+        first = _prefetch(x, t, r, hk.arch.warp_id, tiles)
+        _write(x, o, t, r, 0, tiles, top, total, dt, first)
 
     return softmax_loop
 
@@ -162,7 +176,7 @@ def softmax_stats_kernel(dtype: str):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
         splits = m.rows // (x.rows // ROW)
         first, last = _split_share(x, splits, split, C)
-        top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, last))
+        top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, last, C))
         if hk.arch.warp_id == 0:
             v = hk.zeros(hk.RV(hk.fp32, ROW))
             at = hk.elem_coord(0, 0, r * splits + split, 0)   # one column: element 0 written
@@ -198,9 +212,11 @@ def softmax_write_kernel(dtype: str):
                       o: hk.Tensor[dt], *, C: hk.Constexpr[int] = 64,
                       WARPS: hk.Constexpr[int] = 4, FOLD: hk.Constexpr[int] = MAX_SPLITS):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
-        top, total = _fold_partials(m, s, r, FOLD)
+        t = hk.RT(dt, ROW, C, "flat")
         first, last = _split_share(x, m.cols, split, C)
-        _write(x, o, hk.RT(dt, ROW, C, "flat"), r, first, last, top, total, dt)
+        cur = _prefetch(x, t, r, first + hk.arch.warp_id, last)   # in flight during the fold
+        top, total = _fold_partials(m, s, r, FOLD)
+        _write(x, o, t, r, first, last, top, total, dt, cur)
 
     return softmax_write
 
