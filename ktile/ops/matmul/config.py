@@ -54,8 +54,11 @@ GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # the grid's y extent times the routes' 4 warps
 GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 8)]
 
+# wgmma_sync_nt (the MMA waited for at once) after wgmma_nt: never chosen first, timed when
+# pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
-            Route("wgmma_nt", {}, targets=SM90, sample=(70, 100))]
+            Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
+            Route("wgmma_sync_nt", {}, targets=SM90, sample=(70, 100))]
 NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 
 # One table, the op's (what `all_kernels()` lists and the build tests build). CI builds the
