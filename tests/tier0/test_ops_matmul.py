@@ -186,3 +186,8 @@ def test_benchmark_sweeps_the_issue_shapes_and_flags_a_wrong_result():
     got[1, 3] += 1.0
     err, tol = bench.check(a, w, None, got, "bf16")
     assert err > tol
+    route = bench.pinned_route("gemv_nt:MB=4,UNROLL=1", 8, 4096)     # --route's spec
+    assert (route.kernel, route.constants["MB"], route.constants["UNROLL"]) == ("gemv_nt", 4, 1)
+    assert bench.pinned_route("skinny_nt", 20, 4096).constants["ROWS"] == 32
+    with pytest.raises(SystemExit, match="no tiles_nn2"):
+        bench.pinned_route("tiles_nn2", 8, 4096)
