@@ -53,6 +53,24 @@ def test_rotates_in_place(case, neox):
                            q0.view(tokens, -1, head)[..., case[4]:])
 
 
+@pytest.mark.parametrize("key", [True, False], ids=["qk", "q"])
+def test_heads_grouped_a_block(monkeypatch, key):
+    """Past GROUP_FROM_TOKENS tokens a block rotates HEADS heads with one gather of cos and sin
+    (here from 1 token: 4 q heads and 2 k heads, 2 a block); without key, one head a block."""
+    from ktile.ops.rotary import config
+    monkeypatch.setattr(config, "GROUP_FROM_TOKENS", 1)
+    assert config.neox_constants(64, 3, (4, 2))["HEADS"] == 2
+    assert config.neox_constants(64, 3, (4, 1))["HEADS"] == 1
+    positions, q, k, cache = inputs(19, 4, 2, 64, 64, torch.bfloat16, torch.float32)
+    q0, k0 = q.clone(), k.clone()
+    ktile.ops.rotary_embedding(positions, q, k if key else None, 64, cache, True)
+    expect_rotated(q, q0, positions, cache, 64, True)
+    if key:
+        expect_rotated(k, k0, positions, cache, 64, True)
+    else:
+        assert torch.equal(k, k0)
+
+
 def test_three_dimensional_heads_int32_positions_and_no_key():
     positions, q, _, cache = inputs(9, 2, 1, 64, 64, torch.bfloat16, torch.float32)
     q3, q0 = q.view(9, 2, 64), q.clone()

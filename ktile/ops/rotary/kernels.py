@@ -2,13 +2,14 @@
 
 q is `[tokens, q_heads · HEAD]`, k `[tokens, k_heads · HEAD]` (k_heads ≤ q_heads); a block takes
 16 tokens of one head. Only the first ROT columns of a head rotate (partial rotary); the rest
-are neither read nor written.
+are neither read nor written. Positions are `[tokens, W]` int32: int64 ones as their two 32-bit
+words (W = 2, `embedding.kernels.row_ids`), int32 ones W = 1.
 
-- NeoX (rotate halves), `rope_neox_heads`: one tensor a launch (the op launches it for q, then
-  k), in place: x1 = columns [0, ROT/2), x2 = [ROT/2, ROT); out = [x1·cos − x2·sin,
-  x2·cos + x1·sin], cos and sin gathered by position from the `[max_position, ROT]` float32
-  cache (cos | sin). Each tile is loaded once and stored once at the same coordinates by the
-  block's one warp: the kernel declares `in_place={"x_out": "x"}`.
+- NeoX (rotate halves), `rope_neox_qk` (`neox_heads`): q and k in one launch, in place
+  (`in_place={"q_out": "q", "k_out": "k"}`): x1 = columns [0, ROT/2), x2 = [ROT/2, ROT);
+  out = [x1·cos − x2·sin, x2·cos + x1·sin], cos and sin gathered by position from the
+  `[max_position, ROT]` cache (cos | sin, float32 or x's dtype). WARPS = ROT / (2·COLS) warps
+  a block, one column tile of each half each; `rope_neox_q` is the same without k.
 - GPT-J (interleaved pairs), `rope_gptj`: q and k in one launch, out of place (head h of k
   when k has it). The pair (x[2i], x[2i+1]) rotates by angle i. The op gathers each token's
   row of the cache and spreads it to `[tokens, 2·ROT]`: cos[i] at columns 2i and 2i+1, then
@@ -63,12 +64,18 @@ NEOX_QK = NEOX + [
      "k must be 2-D with one row per token, as q"),
 ]
 
+GROUPS = [
+    (lambda p: p.q.cols % (p.HEAD * p.HEADS) == 0 and p.k.cols % (p.HEAD * p.HEADS) == 0,
+     "HEADS (heads a block) must divide q's and k's head counts"),
+]
+
 
 @functools.cache
 def neox_heads(dtype: str, cache_dtype: str = "fp32", keyed: bool = True):
     """NeoX on q and k in one launch, in place (`in_place={"q_out": "q", "k_out": "k"}`; each
     lane loads a tile once and stores it once at the same coordinates). A block takes 16
-    tokens of one head: blocks [0, q heads) of grid y rotate q's heads, the next k's. Warp w
+    tokens of HEADS heads, sharing their cos and sin: the first q heads / HEADS blocks of grid
+    y rotate q's heads, the next k's. Warp w
     takes column tile w of each half (x1 = columns [w·COLS, w·COLS + COLS), x2 = x1 + ROT/2) with
     its cos and sin, so a head is WARPS warps side by side, each loading everything before it
     stores. q or k is picked without a branch: the other tensor's accesses name batch 1, a
@@ -105,20 +112,25 @@ def neox_heads(dtype: str, cache_dtype: str = "fp32", keyed: bool = True):
             store_rotated(q_out, halves, cos, sin)
         return rope_neox_q
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, 16), (p.q.cols + p.k.cols) // p.HEAD),
-               warps="WARPS", requires=NEOX_QK, in_place={"q_out": "q", "k_out": "k"})
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, 16),
+                               (p.q.cols + p.k.cols) // (p.HEAD * p.HEADS)),
+               warps="WARPS", requires=NEOX_QK + GROUPS, in_place={"q_out": "q", "k_out": "k"})
     def rope_neox_qk(positions: hk.Tensor[hk.i32], q: hk.Tensor[dt], k: hk.Tensor[dt],
                      cos_sin: hk.Tensor[ct], q_out: hk.Tensor[dt], k_out: hk.Tensor[dt], *,
                      HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
-                     COLS: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4):
-        pos, w, h = row_ids(positions, hk.arch.block_idx.x), hk.arch.warp_id, hk.arch.block_idx.y
-        q_heads = q.cols // HEAD
-        of_k = h // q_heads                              # 0: a block of q's heads, 1: of k's
-        q_halves = load_halves(q, of_k, h, HEAD, ROT, COLS)
-        k_halves = load_halves(k, 1 - of_k, h - q_heads, HEAD, ROT, COLS)
+                     COLS: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4,
+                     HEADS: hk.Constexpr[int] = 1):
+        pos, w, g = row_ids(positions, hk.arch.block_idx.x), hk.arch.warp_id, hk.arch.block_idx.y
+        q_groups = q.cols // (HEAD * HEADS)
+        of_k = g // q_groups                            # 0: a group of q's heads, 1: of k's
+        q_halves = [load_halves(q, of_k, g * HEADS + i, HEAD, ROT, COLS) for i in range(HEADS)]
+        k_halves = [load_halves(k, 1 - of_k, (g - q_groups) * HEADS + i, HEAD, ROT, COLS)
+                    for i in range(HEADS)]
         cos, sin = gathered(cos_sin, pos, w, COLS), gathered(cos_sin, pos, WARPS + w, COLS)
-        store_rotated(q_out, q_halves, cos, sin)
-        store_rotated(k_out, k_halves, cos, sin)
+        for halves in q_halves:                         # each head's cos and sin are the same
+            store_rotated(q_out, halves, cos, sin)
+        for halves in k_halves:
+            store_rotated(k_out, halves, cos, sin)
     return rope_neox_qk
 
 

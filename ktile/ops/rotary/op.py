@@ -104,12 +104,16 @@ def _neox(positions, q, key, cache, dtype: str, target, head_size: int, rot: int
     elif cache.dtype != torch.float32:       # another dtype: gather the rows in use, widened
         cache = cache.index_select(0, positions.reshape(-1).long()).float()
         pos = torch.arange(q.shape[0], dtype=torch.int32, device=q.device).view(-1, 1)
-    constants = {"HEAD": head_size, "ROT": rot, **config.neox_constants(rot)}
+    tokens = q.shape[0]
     if key is None:
+        constants = {"HEAD": head_size, "ROT": rot, **config.neox_constants(rot, 1, (1,))}
+        del constants["HEADS"]
         kernel = kernels.neox_heads(dtype, cache_dtype, keyed=False)
         run_kernel(kernel, pos, q, cache, q, target=target, **constants)
         return
-    k = key.view(q.shape[0], -1)
+    k = key.view(tokens, -1)
+    heads = (q.shape[1] // head_size, k.shape[1] // head_size)
+    constants = {"HEAD": head_size, "ROT": rot, **config.neox_constants(rot, tokens, heads)}
     kernel = kernels.neox_heads(dtype, cache_dtype)
     run_kernel(kernel, pos, q, k, cache, q, k, target=target, **constants)
 
