@@ -2,8 +2,8 @@
 dynamic), and the matching dequantisation. Each factory takes the ktile dtype name of the
 floating-point side ('bf16', 'fp16', 'fp32') and returns one `@hk.kernel` per dtype.
 
-The per-token kernels here (the op's fallback where hidden is not a multiple of 16; token_rows.py
-has the usual ones) read `[tokens, hidden]` rows (the op function folds leading dimensions into
+The per-token kernels here (the op's fallback where hidden is not a multiple of 16; token_block.py
+and token_rows.py have the usual ones) read `[tokens, hidden]` rows (the op function folds leading dimensions into
 tokens) in row-layout blocks of 16 rows; the per-tensor ones are elementwise on flat tiles. The semantics are reference.py's, bit for bit:
 a scale is a float32 per token or per tensor, read from a tensor (never `.item()`: a CUDA graph
 replays a new scale), and a per-tensor dynamic scale is two phases, never atomics: per-token

@@ -1,5 +1,6 @@
 """Per-token quantisation and dequantisation with one warp per token: the kernels the ops run
-where the hidden size is a multiple of 16 (every model's).
+where the hidden size is a multiple of 16 (every model's) and, for quantisation, wider than the
+widest one-block-per-token route (token_block.py, config.BLOCK_WIDTHS: past 16384).
 
 The op views x `[tokens, hidden]` as `[tokens · 16, hidden / 16]` (`token_view`): token r is
 tile-row r of that view, its 16 rows the 16 sixteenths of the token. Its tiles are flat-layout
