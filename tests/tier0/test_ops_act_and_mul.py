@@ -45,6 +45,13 @@ def test_the_kernel_a_width_takes(d, kernel):
         assert config.TABLE.choose(tokens, d, None).kernel == kernel
 
 
+@pytest.mark.parametrize("tokens,d,cols", [(1, 14336, 16), (256, 14336, 16), (257, 14336, 32),
+                                           (16384, 12288, 32), (16384, 11008, 16)])
+def test_the_tile_width_a_call_takes(tokens, d, cols):
+    """COLS 16 up to DECODE_TOKENS tokens (most warps across a row), 32 above where d allows."""
+    assert config.TABLE.choose(tokens, d, None).constants["COLS"] == cols
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("act", config.ACTS)
 def test_default_route(dt, act):

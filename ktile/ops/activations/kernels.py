@@ -141,11 +141,11 @@ def act_and_mul_flat_kernel(dtype: str):
                          ACT: hk.Constexpr[str] = "silu", COLS: hk.Constexpr[int] = 16,
                          WARPS: hk.Constexpr[int] = 4):
         token, t = hk.arch.block_idx.x, flat(dt, COLS)
-        bands = o.rows // ROW_TILE                   # a token's tiles, in each half
         band = hk.arch.block_idx.y * WARPS + hk.arch.warp_id
-        if band < bands:                             # the last block's spare warps do nothing
-            gate = x[hk.tile_coord(0, token, band, 0)].load(t)
-            up = x[hk.tile_coord(0, token, band + bands, 0)].load(t)
+        row = band * ROW_TILE
+        if row < o.rows:                             # the last block's spare warps do nothing
+            gate = x[hk.elem_coord(0, token, row, 0)].load(t)
+            up = x[hk.elem_coord(0, token, row + o.rows, 0)].load(t)   # o.rows: d / COLS
             o[hk.tile_coord(0, token, band, 0)] = (
                 activation(ACT, dt)(gate.to(hk.fp32)) * up.to(hk.fp32)).to(dt)
 
