@@ -57,9 +57,9 @@ def _launch_row_tile(route, kernel, twin, x, out, rows: int, cols: int) -> None:
         return
     blocks = _multiprocessors(x.device) * config.BLOCKS_PER_SM
     splits = config.split_count(rows, cols, route.constants["C"], blocks)
-    m = torch.empty((rows * splits, 1), dtype=torch.float32, device=x.device)
+    m = torch.empty((rows, splits, 1), dtype=torch.float32, device=x.device)
     s = torch.empty_like(m)
-    lib.run(kernel, xv, m, s, **route.constants)     # [rows * splits, 1]
+    lib.run(kernel, xv, m, s, **route.constants)     # [rows, splits, 1]
     lib.run(twin, xv, m.view(rows, splits), s.view(rows, splits), ov, **route.constants)
 
 

@@ -18,12 +18,18 @@ stretch of -inf (masked logits) never computes -inf - -inf; a row that is -inf e
   before the first reduction): x is read once; rows up to HELD x WARPS x C view columns.
 - `softmax_loop`: one block per row of any width: an online pass, then a pass that writes
   (x read twice).
-- `softmax_stats` + `softmax_write`: a row split over `splits` blocks. Phase 1 writes each
-  block's (max, sum) into float32 scratch m, s seen as [rows * splits, 1] (element
-  r * splits + split: a 16-vector stored at a one-column row writes its first element only);
-  phase 2 sees the same scratch as [rows, splits], reads a row's partials with one vector load
-  each (at most FOLD = 64 splits), folds them in split order (every block of the row gets the
-  same max and sum, bit for bit; no atomics) and writes its share.
+- `softmax_stats` + `softmax_write`: a row split over `splits` blocks, interleaved: block
+  `split` takes the row's tiles split, split + splits, ... (warp w every WARPS-th of those from
+  its w-th), so no block divides by the split count before its first load. Phase 1 writes each
+  block's (max, sum) into float32 scratch m, s seen as [rows, splits, 1] (element
+  (r, split, 0): a 16-vector stored at a one-column row writes its first element only; the
+  split count is the scratch's shape); phase 2 sees the same scratch as [rows, splits], reads
+  a row's partials with one vector load each (at most FOLD = 64 splits), its first tile of x
+  already in flight, folds them in split order (every block of the row gets the same max and
+  sum, bit for bit; no atomics) and writes its share.
+
+Every loop over a warp's tiles loads the next tile before the current one's math (past the
+row's last tile that load is the bounds-checked path reading -inf, no memory access).
 """
 import functools
 
@@ -47,8 +53,8 @@ def _row_views(*names):
 SAME_SHAPE = [(lambda p: p.o.rows == p.x.rows and p.o.cols == p.x.cols,
                "'o' must have x's shape")]
 PARTIALS = [       # phase 1's view of the scratch
-    (lambda p: p.m.cols == 1 and p.m.rows % (p.x.rows // ROW) == 0 and p.m.rows > 0,
-     "'m' must be float32 scratch [rows * splits, 1] (rows of x, not of its view)"),
+    (lambda p: p.m.cols == 1 and p.m.depth * ROW == p.x.rows and p.m.rows > 0,
+     "'m' must be float32 scratch [rows, splits, 1] (rows of x, not of its view)"),
     (lambda p: p.s.rows == p.m.rows and p.s.cols == p.m.cols, "'s' must be shaped like 'm'"),
 ]
 FOLDED = [         # phase 2's view of the same scratch
@@ -59,24 +65,25 @@ FOLDED = [         # phase 2's view of the same scratch
 
 
 @hk.func
-def _prefetch(x, t, r, c, last):
-    """Tile c of row r as stored, clamped to tile last - 1: a warp's next tile, loaded before
-    its current tile's math (past its share: the share's last tile again, an L1 hit, unused)."""
-    return x[hk.tile_coord(0, 0, r, hk.minimum(c, last - 1))].load(t, pad=NEG_INF)
+def _prefetch(x, t, r, c):
+    """Tile c of row r as stored: a warp's next tile, loaded before its current tile's math.
+    Past the row (a warp's share done, or a warp with none) every element is bounds-checked and
+    reads -inf: no memory access, unused."""
+    return x[hk.tile_coord(0, 0, r, c)].load(t, pad=NEG_INF)
 
 
 @hk.func
-def _warp_stats(x, t, r, first, last, C):
-    """This warp's online (max, sum of exp(x - max)) over tiles first + warp, ... < last: the
+def _warp_stats(x, t, r, first, step, tiles, C):
+    """This warp's online (max, sum of exp(x - max)) over tiles first, first + step, ... of the
+    row's `tiles`: the
     max a scalar (one tile_max per tile), the sum an elementwise fp32 tile rescaled by a scalar
     as the max grows and reduced once at the end (one shuffle chain per tile, not two); each
     tile's successor is loaded before the tile's math."""
     m = LOWEST
     acc = hk.zeros(hk.RT(hk.fp32, ROW, C, "flat"))
-    c0 = first + hk.arch.warp_id
-    cur = _prefetch(x, t, r, c0, last)
-    for c in range(c0, last, hk.arch.num_warps):
-        nxt = _prefetch(x, t, r, c + hk.arch.num_warps, last)
+    cur = _prefetch(x, t, r, first)
+    for c in range(first, tiles, step):
+        nxt = _prefetch(x, t, r, c + step)
         xs = cur.to(hk.fp32)
         new = hk.maximum(m, hk.tile_max(xs))
         acc = acc * hk.exp(m - new) + hk.exp(xs - new)
@@ -93,14 +100,14 @@ def _block_stats(m, s):
 
 
 @hk.func
-def _write(x, o, t, r, first, last, top, total, dt, cur):
-    """o = exp(x - top) / total over this warp's tiles first + warp, ... < last of row r; `cur`
-    is the warp's first tile (`_prefetch(x, t, r, first + warp, last)`, loaded by the caller
+def _write(x, o, t, r, first, step, tiles, top, total, dt, cur):
+    """o = exp(x - top) / total over this warp's tiles first, first + step, ... of row r;
+    `cur` is the warp's first tile (`_prefetch(x, t, r, first)`, loaded by the caller
     before the statistics it waits on), each later tile loaded before the one before is
     written."""
     scale = 1.0 / total
-    for c in range(first + hk.arch.warp_id, last, hk.arch.num_warps):
-        nxt = _prefetch(x, t, r, c + hk.arch.num_warps, last)
+    for c in range(first, tiles, step):
+        nxt = _prefetch(x, t, r, c + step)
         o[hk.tile_coord(0, 0, r, c)] = (hk.exp(cur.to(hk.fp32) - top) * scale).to(dt)
         cur = nxt
 
@@ -146,40 +153,38 @@ def softmax_loop_kernel(dtype: str):
                      WARPS: hk.Constexpr[int] = 8):
         r = hk.arch.block_idx.x
         t = hk.RT(dt, ROW, C, "flat")
-        tiles = hk.cdiv(x.cols, C)
-        top, total = _block_stats(*_warp_stats(x, t, r, 0, tiles, C))
-        first = _prefetch(x, t, r, hk.arch.warp_id, tiles)
-        _write(x, o, t, r, 0, tiles, top, total, dt, first)
+        tiles, warp, step = hk.cdiv(x.cols, C), hk.arch.warp_id, hk.arch.num_warps
+        top, total = _block_stats(*_warp_stats(x, t, r, warp, step, tiles, C))
+        cur = _prefetch(x, t, r, warp)
+        _write(x, o, t, r, warp, step, tiles, top, total, dt, cur)
 
     return softmax_loop
 
 
 @hk.func
-def _split_share(x, splits, split, C):
-    """(first, last): the tiles of split `split` of a row (the last split may get fewer)."""
-    tiles = hk.cdiv(x.cols, C)
-    per = hk.cdiv(tiles, splits)
-    first = split * per
-    return first, hk.minimum(first + per, tiles)
+def _split_tiles(x, splits, split, C):
+    """(first, step, tiles): this warp's tiles of split `split` of a row (interleaved: block
+    split takes tiles split, split + splits, ...; warp w of them every WARPS-th from its w-th)."""
+    return (split + hk.arch.warp_id * splits, hk.arch.num_warps * splits, hk.cdiv(x.cols, C))
 
 
 @functools.lru_cache(maxsize=None)
 def softmax_stats_kernel(dtype: str):
     """Phase 1 of a split row: block (split, r) writes its share's (max, sum) into element
-    r * splits + split of m and s."""
+    (r, split, 0) of m and s."""
     dt = getattr(hk, dtype)
 
-    @hk.kernel(grid=lambda p: (p.m.rows // (p.x.rows // ROW), p.x.rows // ROW), warps="WARPS",
+    @hk.kernel(grid=lambda p: (p.m.rows, p.m.depth), warps="WARPS",
                name=f"softmax_stats_{dtype}", requires=_row_views("x") + PARTIALS)
     def softmax_stats(x: hk.Tensor[dt], m: hk.Tensor[hk.fp32], s: hk.Tensor[hk.fp32], *,
                       C: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
-        splits = m.rows // (x.rows // ROW)
-        first, last = _split_share(x, splits, split, C)
-        top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, last, C))
+        first, step, tiles = _split_tiles(x, m.rows, split, C)     # m.rows: the split count
+        top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, step,
+                                               tiles, C))
         if hk.arch.warp_id == 0:
             v = hk.zeros(hk.RV(hk.fp32, ROW))
-            at = hk.elem_coord(0, 0, r * splits + split, 0)   # one column: element 0 written
+            at = hk.elem_coord(0, r, split, 0)   # one column: element 0 written
             m[at] = v + top
             s[at] = v + total
 
@@ -213,10 +218,10 @@ def softmax_write_kernel(dtype: str):
                       WARPS: hk.Constexpr[int] = 4, FOLD: hk.Constexpr[int] = MAX_SPLITS):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
         t = hk.RT(dt, ROW, C, "flat")
-        first, last = _split_share(x, m.cols, split, C)
-        cur = _prefetch(x, t, r, first + hk.arch.warp_id, last)   # in flight during the fold
+        first, step, tiles = _split_tiles(x, m.cols, split, C)
+        cur = _prefetch(x, t, r, first)                 # in flight during the fold
         top, total = _fold_partials(m, s, r, FOLD)
-        _write(x, o, t, r, first, last, top, total, dt, cur)
+        _write(x, o, t, r, first, step, tiles, top, total, dt, cur)
 
     return softmax_write
 
