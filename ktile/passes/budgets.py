@@ -12,8 +12,11 @@ size per lane, times the lanes that replicate an MMA operand fragment (RDNA3 WMM
 twice), rounded up to whole registers (fp32 accumulators count like any other tile); a vector
 likewise, times the lanes holding each of its elements (`vector_replication`); a register load
 from global adds what it holds while in flight (`load_registers_per_element`), and every point
-the target's `register_overhead`. sm_90a's model is fitted to ptxas (tests/tier1/
-test_register_estimates.py); a target with a `multiprocessor` also warns, once per kernel,
+the target's `register_overhead`. Liveness is the compiler's (budgets_compiler.py): a pure op
+computed twice is one value held between its uses, and an elementwise result read only by
+another elementwise op or a reduction is never held whole. sm_90a's model is fitted to ptxas
+(tests/tier1/test_register_estimates.py; flat-tile kernels: 0.78-1.25x ptxas's count,
+test_flat_register_estimates.py: an estimate, not a bound); a target with a `multiprocessor` also warns, once per kernel,
 when the estimate leaves fewer resident warps than `occupancy_warn_below`.
 """
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ..ir.types import RegTileType, RegVecType
 from ..targets.base import Target
 from .common import describe_type, element_bytes, elements, line_of, op_words
 from .common import target_of
+from .budgets_compiler import CompilerView
 
 REGISTER_BYTES = 4
 REGISTER_WARN = 0.75   # above this share of the registers: warn, a spill is near
@@ -55,7 +59,7 @@ class Budgets(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
         fn = kernel_func(op)
-        estimate = RegisterEstimate(target)
+        estimate = RegisterEstimate(target, CompilerView(fn))
         estimate.block(fn.body.block, set(), frozenset())
         peak = estimate.peak
         fn.attributes["kt.vgpr_estimate"] = IntegerAttr(registers(peak.bytes), i64)
@@ -79,8 +83,9 @@ class RegisterEstimate:
     The live sets hold the values' ids: an SSA value hashes in Python, an id in C, and the
     walk takes a union or difference at every op."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, view: CompilerView):
         self.target = target
+        self.view = view
         self.peak = Peak()
         self._values: dict[int, SSAValue] = {}   # id -> register value, met in the walk
         self._bytes: dict[int, int] = {}         # id -> its bytes per lane
@@ -116,8 +121,8 @@ class RegisterEstimate:
         live = set(live_out)
         op = block.last_op
         while op is not None:
-            results = self.in_registers(op.results)
-            operands = self.in_registers(op._operands)  # noqa: SLF001 - no view object
+            results = self.in_registers(self.view.results(op))
+            operands = self.in_registers(self.view.operands(op))
             if not (results or operands or op.regions) and op is not block.last_op:
                 # index arithmetic: the live set is the one the op after it was considered
                 # with, and only a greater total moves the peak
@@ -125,7 +130,7 @@ class RegisterEstimate:
                 continue
             before = (live - results) | operands
             if op.regions:
-                free = self.in_registers(free_values(op))
+                free = self.in_registers(free_values(op, self.view))
                 before |= free
                 self.regions(op, free, outer | (live - results))
             self.consider(op, outer | before)
@@ -163,14 +168,15 @@ GLOBAL_LOADS = frozenset((kt.LoadOp, kt.GatherOp))   # register loads from globa
 REGISTER_TYPES = frozenset((RegTileType, RegVecType))   # exact classes: never subclassed
 
 
-def free_values(op: Operation) -> list[SSAValue]:
-    """Values used inside `op`'s regions but defined outside it."""
+def free_values(op: Operation, view: CompilerView) -> list[SSAValue]:
+    """Values held in registers inside `op`'s regions but made outside it (as the compiler
+    sees them: `view`)."""
     defined: set[SSAValue] = set()
     used: dict[SSAValue, None] = {}
     for inner in op.walk():
         if inner is not op:
-            used.update(dict.fromkeys(inner._operands))  # noqa: SLF001 - no view object
-            defined.update(inner.results)
+            used.update(dict.fromkeys(view.operands(inner)))
+            defined.update(view.results(inner))
         for region in inner.regions:
             for block in region.blocks:
                 defined.update(block.args)

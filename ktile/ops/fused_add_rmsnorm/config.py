@@ -1,8 +1,10 @@
 """Fused add + RMSNorm's configuration space, as RMSNorm's (ktile/ops/rmsnorm/config.py, which
 says why): rows whose width is a multiple of 16 take `fused_add_rms_norm_tiles` (tiles.py), one
-block per row, one flat 16 x 64 tile of the view per warp, width / 1024 warps (rounded up; 16
-up to 16384), 108-116 registers on sm_90a in 16-bit dtypes and 95-101 in fp32, with zero
-spills; the engine's in-place form runs it in place with no copy.
+block per row, flat 16 x 64 tiles of the view, the same routes (one tile per warp up to 6144
+columns, two from 8192: 4 warps at 8192, 8 at 16384), 94-108 registers on sm_90a at one tile
+per warp and 126 at two (nvcc 13, zero spills: two tiles per warp load their weight per tile
+after the reduction, and fp32 loads x and residual one share at a time: tiles.py); the
+engine's in-place form runs it in place with no copy.
 
 Other widths take `fused_add_rms_norm_held` (kernels.py: narrow vectors, out of place and
 copied back in the in-place form) up to 4096 columns on sm_90a, gfx1100 and gfx1201 (16 warps ×
@@ -17,7 +19,7 @@ from .kernels import held_route
 from .tiles import tiles_route
 
 ROUTES = [
-    *(tiles_route(cols, warps) for cols, warps in TILE_WARPS),
+    *(tiles_route(cols, warps, held=held) for cols, warps, held in TILE_WARPS),
     held_route(1024, 8, vec=64, targets=LANES32),
     held_route(2048, 16, vec=64, targets=LANES32),
     held_route(4096, 16, vec=64, targets=LANES32),

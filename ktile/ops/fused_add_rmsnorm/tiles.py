@@ -17,7 +17,7 @@ import functools
 import ktile as hk
 
 from .._library import Route
-from ..rmsnorm.tiles import (ROW_TILE, TILED_ROWS, flat, inv_rms, load_all, normalised,
+from ..rmsnorm.tiles import (ROW_TILE, TILED_ROWS, flat, inv_rms, load, load_all, normalised,
                              early, shares, split)
 
 REQUIRES = TILED_ROWS + [
@@ -40,16 +40,28 @@ def fused_add_rms_norm_tiles(dtype: str):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
         t = flat(DT, C // SPLIT)
         chunks = shares(warp, WARPS, HELD, SPLIT)
-        xs, rs = load_all(x, r, chunks, t), load_all(residual, r, chunks, t)
-        ws = load_all(w, 0, chunks, t) if EARLY else None
-        sums = [(a.to(hk.fp32) + b.to(hk.fp32)).to(DT) for a, b in zip(xs, rs)]
-        for c, hs in zip(chunks, sums):
-            h[hk.tile_coord(0, 0, r, c)] = hs
+        ws, sums = None, []
+        for group in stages(chunks, EARLY, SPLIT):
+            xs, rs = load_all(x, r, group, t), load_all(residual, r, group, t)
+            if EARLY and HELD == 1:
+                ws = load_all(w, 0, chunks, t)
+            part = [(a.to(hk.fp32) + b.to(hk.fp32)).to(DT) for a, b in zip(xs, rs)]
+            for c, hs in zip(group, part):
+                h[hk.tile_coord(0, 0, r, c)] = hs
+            sums += part
         inv = inv_rms(sums, x, eps)
-        ws = ws or load_all(w, 0, chunks, t)
-        for c, hs, wt in zip(chunks, sums, ws):
+        for i, (c, hs) in enumerate(zip(chunks, sums)):
+            wt = ws[i] if ws else load(w, 0, c, t)
             o[hk.tile_coord(0, 0, r, c)] = normalised(hs, wt, inv, DT)
     return fused_add_rms_norm_tiles
+
+
+def stages(chunks: list, early: bool, split: int) -> list[list]:
+    """The groups of `chunks` whose x and residual are loaded together: all of them in 16-bit
+    dtypes; one share (`split` tiles) at a time in fp32, where x and residual of two shares
+    in flight at once put a 4-warp block past a quarter of sm_90a's warps (160 registers)."""
+    size = len(chunks) if early else split
+    return [chunks[i:i + size] for i in range(0, len(chunks), size)]
 
 
 def tiles_route(max_cols: int, warps: int, cols: int = 64, *, held: int = 1,

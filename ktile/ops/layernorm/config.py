@@ -5,14 +5,18 @@ a 16 × cols/16 block, each warp holding HELD flat tiles of 16 × C of it (docs/
 flat layout": memory order, one 16-byte access per lane per 16 × 16 slot of 16-bit elements,
 no shuffles). The forward routes are named by the widest row they hold, 16 · C · WARPS · HELD
 columns: 1024, 2048, 3584, 4096, 5120, 8192 and 16384, so model widths fill every warp (a
-width between two takes the wider route: 14336 runs on 16384's 16 warps with two idle, since
-14 warps × 2 tiles leave 14 of an sm_90a multiprocessor's 64 warps resident). C = 64 where the
-budgets allow: x, weight and bias of 16 × 64 held together cost 96 registers per lane at 4
-warps and 110 at 8 on sm_90a in bf16 (nvcc 12); at 5 warps that leaves 15 warps resident,
-under the budgets' 25% floor, so 5120 takes 10 warps of 16 × 32. Rows wider than 8192 hold two
-16 × 32 tiles per warp at 16 warps (100 registers in bf16, 126 in fp32: a lane gets 128 at 512
-threads). fp32 holds each 16 × C share as two 16 × C/2 tiles and loads its weight and bias
-after the statistics (row_tiles.py).
+width between two takes the wider route: 14336 runs on 16384's route with its last tiles
+reading zeros). C = 64 up to 4096 where the budgets allow: x, weight and bias of 16 × 64 held
+together cost 96 registers per lane at 4 warps on sm_90a in bf16; at 5 warps that leaves 15
+warps resident, under the budgets' 25% floor, so 5120 takes 10 warps of 16 × 32. From 8192 a
+warp holds four 16 × 32 tiles (as much of the row as two 16 × 64 ones: the 2-tiles-per-warp
+shape the flat RMSNorm experiment measured fastest at 8192), 4 warps at 8192 and 8 at 16384,
+loading the weight and bias per tile after the statistics: 128 registers in bf16, 123-124 in
+fp32 (nvcc 13; 16 × 64 tiles at two per warp take 167 in bf16, 12 resident warps). The
+tuner's candidates (`ktile tune`: WARPS halved and doubled, HELD to cover) include 8 warps of
+two 16 × 32 tiles at 8192 (80 registers); the former 8 warps × one 16 × 64 tile is in the
+sweep's EXPLORE (ktile/ops/rmsnorm/sweep.py). fp32 holds each 16 × C share as two 16 × C/2
+tiles and loads its weight and bias after the statistics (row_tiles.py).
 
 The backward holds one flat 16 × 32 tile per warp of x, dy and the weight, and two fp32
 accumulators across its rows: 118-128 registers on sm_90a at 16 warps (nvcc 12, no spill), so
@@ -39,7 +43,7 @@ from .kernels import held_route
 
 SM90 = ("sm_90a",)
 FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (64, 4, 1),
-                  5120: (32, 10, 1), 8192: (64, 8, 1), 16384: (32, 16, 2)}  # (C, WARPS, HELD)
+                  5120: (32, 10, 1), 8192: (32, 4, 4), 16384: (32, 8, 4)}  # (C, WARPS, HELD)
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)

@@ -67,7 +67,7 @@ def layer_norm_rows(dtype: str):
         # unrolled: held in registers; tile k covers view columns k * width ..
         chunks = [(warp + i * WARPS) * SPLIT + s for i in range(HELD) for s in range(SPLIT)]
         held = [x[hk.tile_coord(0, 0, r, k)].load(t) for k in chunks]
-        if EARLY:    # the weight and bias with x: their latency hides behind x's
+        if EARLY and HELD == 1:    # the weight and bias with x: their latency hides behind x's
             ws = [w[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
             bs = [b[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
         n = hk.to_float(x.cols * 16)
@@ -81,10 +81,12 @@ def layer_norm_rows(dtype: str):
             d = hk.where(column + k * width < x.cols, xs.to(hk.fp32) - mean, 0.0)
             squares = squares + hk.tile_sum(d * d)
         rstd = hk.rsqrt(hk.group.sum(squares) / n + eps)
-        if not EARLY:
-            ws = [w[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
-            bs = [b[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
-        for k, xs, wt, bt in zip(chunks, held, ws, bs):
+        for i, (k, xs) in enumerate(zip(chunks, held)):
+            if EARLY and HELD == 1:
+                wt, bt = ws[i], bs[i]
+            else:      # per tile: each is read (after the previous store) when it is used
+                wt = w[hk.tile_coord(0, 0, 0, k)].load(t)
+                bt = b[hk.tile_coord(0, 0, 0, k)].load(t)
             y = (xs.to(hk.fp32) - mean) * rstd * wt.to(hk.fp32) + bt.to(hk.fp32)
             o[hk.tile_coord(0, 0, r, k)] = y.to(DT)
     return layer_norm_rows

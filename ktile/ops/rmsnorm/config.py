@@ -2,15 +2,19 @@
 
 Rows whose width is a multiple of 16 (every model width: 2048, 2880, 3584, 4096, 5120, 8192,
 14336, 16384) take `rms_norm_tiles` (tiles.py): the row viewed as a 16-row tile, one block per
-row at every row count (1 row is one block), each warp holding one flat 16 x 64 tile of the
-view (1024 values of the row), x read once: WARPS = the width / 1024, rounded up (1 to 6 and 8
-warps, 16 up to 16384). A width between two routes takes the wider one (its last tiles read
-zeros and write nothing: 2880 takes 3 warps, 3584 4, 7168 8, 14336 16). Two tiles per warp
-(16-bit 8192 on 4 warps, as measured in docs/language.md's flat-layout note) are not routes:
-the budgets pass puts them, and 7- and 12-warp blocks of one tile, under a quarter of a sm_90a
-multiprocessor's warps in fp32 or in the fused form, and routes serve every dtype. Registers
-as built (zero spills): sm_90a 70-97 in 16-bit dtypes, 92-94 in fp32 (two 16 x 32 tiles per
-warp); gfx1100 / gfx1201 and gfx942 / gfx950: docs/ops.md.
+row at every row count (1 row is one block), each warp holding HELD flat 16 x 64 tiles of the
+view (1024 values of the row each), x read once. Up to 6144 columns: one tile per warp, WARPS =
+the width / 1024 rounded up (1 to 6 warps); from 8192: two tiles per warp, 4 warps at 8192 and
+8 at 16384 (the flat-layout experiment measured 4 warps x 2 tiles at 4096 x 8192 at 41.5-42.3
+us against 8 x 1's 0.82-0.86x of Triton; docs/performance.md). A width between two routes takes
+the wider one (its last tiles read zeros and write nothing: 2880 takes 3 warps, 3584 4, 7168
+the 8192 route, 14336 16384's). The one-tile routes at 8192 (8 warps) and 16384 (16) are the
+tuner's candidates (`ktile tune`: WARPS halved and doubled, HELD to cover), as are 4 warps of
+16 x 128 (`EXPLORE` in sweep.py times both). Registers as built by ptxas (zero spills, nvcc
+13): 70-76 at one tile per warp, 113 at two (16 resident warps, a quarter of an sm_90a
+multiprocessor: the budgets' floor) in 16-bit dtypes and fp32 (two 16 x 32 tiles per share;
+the weight loaded per tile after the reduction); gfx1100 / gfx1201 and gfx942 / gfx950:
+docs/ops.md.
 
 Other widths (not a multiple of 16), and multiples of 16 past 16384, take `rms_norm_loop`
 (kernels.py): correct, slower (narrow vector accesses, x read twice), per lane width: VEC-wide
@@ -26,12 +30,13 @@ from .tiles import tiles_route
 LANES32 = ("sm_90a", "gfx1100", "gfx1201")
 LANES64 = ("gfx942", "gfx950")
 
-# (widest row, warps): one flat 16 x 64 view tile per warp; the fused form routes the same widths
-TILE_WARPS = ((1024, 1), (2048, 2), (3072, 3), (4096, 4), (5120, 5), (6144, 6), (8192, 8),
-              (16384, 16))
+# (widest row, warps, held): HELD flat 16 x 64 view tiles per warp; the fused form routes the
+# same widths
+TILE_WARPS = ((1024, 1, 1), (2048, 2, 1), (3072, 3, 1), (4096, 4, 1), (5120, 5, 1), (6144, 6, 1),
+              (8192, 4, 2), (16384, 8, 2))
 
 ROUTES = [
-    *(tiles_route(cols, warps) for cols, warps in TILE_WARPS),
+    *(tiles_route(cols, warps, held=held) for cols, warps, held in TILE_WARPS),
     Route("rms_norm_loop", {"VEC": 64, "WARPS": 16}, targets=LANES32, sample=(2, 4500)),
     Route("rms_norm_loop", {"VEC": 128, "WARPS": 16}, targets=LANES64, sample=(2, 4500)),
 ]

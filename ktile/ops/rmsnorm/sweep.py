@@ -1,4 +1,4 @@
-"""Time the row-tile routes of rms_norm and fused_add_rms_norm on the GPU, against torch and a
+"""Time the row-tile routes of rms_norm, fused_add_rms_norm and layer_norm on the GPU, against torch and a
 copy: the data that choose config.py's routes (shipped: one flat 16 x 64 tile per warp, width /
 1024 warps). Each route is pinned in turn (`_library.pinned`); one whose kernel refuses the
 shape (too narrow) is skipped. Every timed result is checked against torch first. `--explore`
@@ -21,6 +21,7 @@ import torch
 from ...errors import InputError, KernelError
 from .. import _library as lib
 from ..fused_add_rmsnorm import config as fused_config, op as fused_op
+from ..layernorm import config as ln_config, op as ln_op
 from . import config, op
 
 COLS = (2048, 2880, 3584, 4096, 5120, 7168, 8192, 14336, 16384)
@@ -29,7 +30,8 @@ QUICK = [(1, 4096), (4096, 4096), (16384, 4096), (4096, 8192), (4096, 3584), (40
 DTYPES = {"bf16": torch.bfloat16}
 REPEAT = 20
 EXPLORE = [(64, 2, 4), (128, 1, 4), (32, 1, 7), (32, 1, 4), (64, 2, 8), (128, 1, 8),
-           (64, 1, 7), (64, 2, 7), (128, 1, 2)]     # (C, HELD, WARPS)
+           (64, 1, 7), (64, 2, 7), (128, 1, 2), (64, 1, 8), (64, 1, 16), (32, 4, 4),
+           (32, 2, 8), (32, 4, 8)]     # (C, HELD, WARPS)
 
 
 def median_us(fn) -> float:
@@ -54,8 +56,26 @@ def fused_case(x, r, w):
         (lambda: out), want
 
 
+def ln_case(x, r, w):
+    out, b = torch.empty_like(x), w.flip(0)
+    want = torch.nn.functional.layer_norm(x.float(), (x.shape[-1],), w.float(), b.float(), 1e-5)
+    return (lambda: ln_op.layer_norm(x, w, b, 1e-5, out=out)), (lambda: out), want
+
+
+class LayerNormTable:
+    """layer_norm's forward table as the sweep reads a config (TABLE, ROUTES)."""
+    TABLE = ln_config.FORWARD
+    ROUTES = ln_config.FORWARD.routes
+
+
 OPS = {"rms_norm": (config, "rms_norm_tiles", rms_case),
-       "fused_add_rms_norm": (fused_config, "fused_add_rms_norm_tiles", fused_case)}
+       "fused_add_rms_norm": (fused_config, "fused_add_rms_norm_tiles", fused_case),
+       "layer_norm": (LayerNormTable, "layer_norm_rows", ln_case)}
+TORCH = {"rms_norm": lambda x, r, w: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6),
+         "fused_add_rms_norm":
+             lambda x, r, w: torch.nn.functional.rms_norm(x + r, (x.shape[-1],), w, 1e-6),
+         "layer_norm": lambda x, r, w: torch.nn.functional.layer_norm(x, (x.shape[-1],), w,
+                                                                      w.flip(0), 1e-5)}
 
 
 def candidates(cfg, kernel: str, explore: bool) -> list:
@@ -80,8 +100,7 @@ def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
     call, result, want = case(x, r, w)
     out = torch.empty_like(x)
     base = {"op": name, "rows": rows, "cols": cols, "dtype": dtype}
-    torch_call = (lambda: torch.nn.functional.rms_norm(x, (cols,), w, 1e-6)) \
-        if name == "rms_norm" else (lambda: torch.nn.functional.rms_norm(x + r, (cols,), w, 1e-6))
+    torch_call = lambda: TORCH[name](x, r, w)     # noqa: E731
     records = [{**base, "route": "torch", "us": timer(torch_call)},
                {**base, "route": "copy", "us": timer(lambda: out.copy_(x))}]
     shipped = cfg.TABLE.choose(rows, cols, lib.target_of(x))

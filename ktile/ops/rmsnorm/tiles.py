@@ -63,9 +63,14 @@ def shares(warp, WARPS: int, HELD: int, SPLIT: int) -> list:
     return [(warp + i * WARPS) * SPLIT + s for i in range(HELD) for s in range(SPLIT)]
 
 
+def load(tensor, r, c, tile):
+    """Tile `c` of row tile `r` of `tensor`."""
+    return tensor[hk.tile_coord(0, 0, r, c)].load(tile)
+
+
 def load_all(tensor, r, chunks: list, tile) -> list:
     """Tiles `chunks` of row tile `r` of `tensor`, each loaded (issued) before any is used."""
-    return [tensor[hk.tile_coord(0, 0, r, c)].load(tile) for c in chunks]
+    return [load(tensor, r, c, tile) for c in chunks]
 
 
 def inv_rms(tiles: list, x, eps):
@@ -101,8 +106,8 @@ def rms_norm_tiles(dtype: str):
         held = load_all(x, r, chunks, t)
         ws = load_all(w, 0, chunks, t) if EARLY else None
         inv = inv_rms(held, x, eps)
-        ws = ws or load_all(w, 0, chunks, t)
-        for c, xs, wt in zip(chunks, held, ws):
+        for i, (c, xs) in enumerate(zip(chunks, held)):
+            wt = ws[i] if ws else load(w, 0, c, t)
             o[hk.tile_coord(0, 0, r, c)] = normalised(xs, wt, inv, DT)
     return rms_norm_tiles
 
