@@ -232,3 +232,21 @@ def test_fake_implementation():
     x = torch.empty((2, 7, 151936), dtype=torch.bfloat16, device="meta")
     got = torch.ops.ktile.softmax(x, 2)
     assert got.shape == x.shape and got.dtype == x.dtype
+
+
+def test_sweep_times_every_shipped_route_once():
+    """The GPU sweep (ktile/ops/softmax/sweep.py) times each shipped row-tile route, the few-row
+    held routes included, and each EXPLORE constant once; --shape takes ROWSxCOLS only."""
+    import argparse
+    from ktile.ops.softmax import sweep
+
+    def key(route):
+        return route.kernel, tuple(sorted(route.constants.items()))
+    timed = [key(r) for r in sweep.candidates(explore=True)]
+    assert len(timed) == len(set(timed))
+    assert {key(r) for r in ROW_TILE} <= set(timed)
+    assert {key(r) for r in sweep.EXPLORE} <= set(timed)
+    assert sweep.parse_shape("32x4096") == (32, 4096)
+    for bad in ("32", "0x4096", "ax4096"):
+        with pytest.raises(argparse.ArgumentTypeError, match="ROWSxCOLS"):
+            sweep.parse_shape(bad)

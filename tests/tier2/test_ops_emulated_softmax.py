@@ -3,7 +3,8 @@ end under wave emulation of gfx1100 (RDNA3, wave32) and gfx950 (CDNA4, wave64): 
 function with a route pinned and its kernels emulated, against the reference, at small shapes
 whose view rows end in a ragged tile (view columns not a multiple of the tile's C). The held
 kernel holds two tiles per warp (200 view columns: 3.1 tiles); the split pair runs at 3 blocks
-per row over 5 tiles (300 view columns), the last block short.
+per row over 5 tiles (300 view columns), interleaved (tiles 0 and 3, 1 and 4, 2), the last one
+ragged, most warps' next-tile loads past the row.
 
 The 16-row kernels (other widths) are the table's last route, emulated with the other ops by
 tests/tier2/test_ops_emulated.py. Bounded (about 20 s on 2 cores, cold cache): the held kernel

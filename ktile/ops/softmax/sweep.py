@@ -7,6 +7,7 @@ row-tile constants the table does not ship (wider or narrower tiles, other warp 
 where its kernel takes the shape.
 
     python -m ktile.ops.softmax.sweep [--quick] [--explore] [--json FILE]
+        [--shape ROWSxCOLS ...] [--dtype fp32|bf16 ...]
 
 Writes JSON: one record per (shape, dtype, route, "torch" or "copy": x copied to out, the
 bandwidth floor) with the median microseconds of REPEAT launches, each after an L2 flush (a
@@ -107,17 +108,29 @@ def time_shape(rows: int, cols: int, dtype: str, explore: bool = False) -> list[
     return records
 
 
+def parse_shape(text: str) -> tuple[int, int]:
+    """ROWSxCOLS as two ints (argparse's type for --shape)."""
+    rows, sep, cols = text.lower().partition("x")
+    if not (sep and rows.isdigit() and cols.isdigit() and int(rows) > 0 and int(cols) > 0):
+        raise argparse.ArgumentTypeError(f"shape {text!r} is not ROWSxCOLS, e.g. 32x4096")
+    return int(rows), int(cols)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="nine shapes instead of the grid")
     parser.add_argument("--explore", action="store_true",
                         help="also time EXPLORE's constants (not shipped)")
     parser.add_argument("--json", default="softmax_sweep.json", help="where to write results")
+    parser.add_argument("--shape", action="append", type=parse_shape, metavar="ROWSxCOLS",
+                        help="only these shapes (repeatable; instead of --quick or the grid)")
+    parser.add_argument("--dtype", action="append", choices=sorted(DTYPES),
+                        help="only these dtypes (repeatable; default both)")
     args = parser.parse_args()
-    shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
+    shapes = args.shape or (QUICK if args.quick else [(r, c) for r in ROWS for c in COLS])
     records = []
     for rows, cols in shapes:
-        for dtype in DTYPES:
+        for dtype in args.dtype or DTYPES:
             found = time_shape(rows, cols, dtype, args.explore)
             records += found
             best = min(found[2:], key=lambda r: r["us"])
