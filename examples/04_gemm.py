@@ -68,17 +68,19 @@ def gemm_wgmma(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp3
                BK: hk.Constexpr[int] = 0, STAGES: hk.Constexpr[int] = 3):
     """Each warp owns BM / warps rows of the BMxBN block tile and multiplies them by all of B,
     both operands straight from shared memory (`sa @ sb.T`: warp w takes sa's rows
-    [w·rows, (w+1)·rows); on sm_90a a warpgroup wgmma reads both by descriptor). The K loop
-    runs through STAGES shared buffers. On sm_90a the MMA of tile t stays in flight while the
-    warp waits for the MMA of tile t-1 (the waits pass derives `wgmma.wait_group 1` from the
-    wait naming t-1's buffers) and for tile t+1's loads; one barrier per tile then frees t-1's
-    buffer for tile t+STAGES-1. (Issuing the loads after this warp's reads of shared memory,
-    not before, lets the AMD targets whose copies are DMA wait for them before reading.) The
-    loop runs whole rounds of STAGES tiles: a tile past the edge is zero-filled by its group
-    load and adds nothing, which costs less than a branch around the multiply. The store of
-    acc waits for the last MMA (the waits pass puts `wgmma.wait_group 0` before it). BK 0
-    picks 64 where the stages fit in 90% of the target's shared memory (sm_90a, gfx950) and
-    32 on the 64 KiB AMD targets."""
+    [w·rows, (w+1)·rows); on sm_90a a warpgroup wgmma reads both by descriptor, elsewhere
+    each warp loads its rows first). The K loop runs through STAGES shared buffers: while tile
+    t is multiplied, the group loads of t+1 .. t+STAGES-2 are in flight. On sm_90a the MMA of
+    tile t stays in flight while the warp waits for the MMA of t-1 (the wait naming t-1's
+    buffers: the waits pass derives `wgmma.wait_group 1`); a barrier then frees that buffer
+    for tile t+STAGES-1. Two barriers a tile, so that no target reads shared memory while a
+    copy into it may land from another warp (gfx950's DMA copies: the code-object check
+    refuses an LDS read with any DMA copy in flight that no wait and barrier covered;
+    `ktile.ops.matmul`'s sm_90a kernel, TMA only, needs one). The loop runs whole rounds of
+    STAGES tiles: a tile past the edge is zero-filled by its group load and adds nothing,
+    which costs less than a branch around the multiply. The store of acc waits for the last
+    MMA. BK 0 picks 64 where the stages fit in 90% of the target's shared memory (sm_90a,
+    gfx950) and 32 on the 64 KiB AMD targets."""
     if BK == 0:
         BK = 64 if STAGES * (BM + BN) * 64 * 2 <= hk.arch.shared_bytes * 9 // 10 else 32
     z, m, n = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
@@ -91,13 +93,13 @@ def gemm_wgmma(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp3
     for s in range(STAGES - 1):                            # tiles 0 .. STAGES-2 in flight
         hk.group.load(sa[s], a[hk.tile_coord(z, 0, m, s)])
         hk.group.load(sb[s], b[hk.tile_coord(z, 0, n, s)])
-    hk.wait_for(sa[0], sb[0])
-    hk.barrier()                                           # tile 0 landed for every warp
     for k in range(0, tiles, STAGES):
         for s in range(STAGES):                            # unrolled: buffer s holds tile k + s
+            hk.wait_for(sa[s], sb[s])                      # the later tiles stay in flight
+            hk.barrier()                                   # tile k+s landed for every warp
             acc += sa[s] @ sb[s].T                         # both operands from shared memory
-            free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
-            hk.wait_for(sa[free], sb[free], sa[nxt], sb[nxt])   # MMA k+s-1, loads of k+s+1
+            free = (s + STAGES - 1) % STAGES               # tile k+s-1's buffer
+            hk.wait_for(sa[free], sb[free])                # its MMA (wgmma.wait_group 1)
             hk.barrier()                                   # every warp is done with tile k+s-1
             hk.group.load(sa[free], a[hk.tile_coord(z, 0, m, k + s + STAGES - 1)])
             hk.group.load(sb[free], b[hk.tile_coord(z, 0, n, k + s + STAGES - 1)])
