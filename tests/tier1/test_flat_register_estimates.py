@@ -9,7 +9,7 @@ fp32, C 32 / 64 / 128 x HELD 1 / 2 / 4 x WARPS 1-16, nvcc 13, 2026-12-02): the e
 twice is held once, elementwise chains into a reduction are not held). The estimate is not an
 upper bound: ptxas allocates up to ~20 registers past the live maximum its own listing shows
 (aligned quads for 16-byte loads, the element-by-element edge path's index registers), which
-no liveness model sees; docs/ops.md, "Registers of the norm kernels".
+no liveness model sees (the norms' routes: docs/ops.md, "The norms").
 """
 import pytest
 
