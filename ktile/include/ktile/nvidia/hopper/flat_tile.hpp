@@ -22,13 +22,48 @@ namespace kt {
 namespace detail {
 
 // The alignment, in bytes, a unit of eight elements needs (read_units moves 8 or 16 bytes).
-template <class T> struct flat_unit { static constexpr int align = 8 * sizeof(T) >= 16 ? 16 : 8 * static_cast<int>(sizeof(T)); };
+template <class T> __host__ __device__ constexpr int flat_unit_alignment() { return 8 * sizeof(T) >= 16 ? 16 : 8 * static_cast<int>(sizeof(T)); }
+
+// The tile-local rows [lo, hi) of a tile at row r0 that lie inside the global's `rows`.
+template <int R> __device__ __forceinline__ void flat_row_window(int& lo, int& hi, index_t r0, index_t rows) {
+  lo = r0 < 0 ? static_cast<int>(r0 < -R ? R : -r0) : 0;
+  hi = static_cast<int>(rows - r0 > R ? R : (rows - r0 < 0 ? 0 : rows - r0));
+}
 
 template <int C, class T>
 __device__ __forceinline__ bool flat_units_fit(const gl<T>& g, const T* origin, index_t c0) {
+#ifdef KT_MEASURE_UNIT_PATH_ONLY  // benchmarks/sass_count.py's `hot` count: full tiles only
+  return true;
+#endif
   if (c0 < 0 || c0 + C > g.cols() || g.stride[3] != 1) return false;
   const uintptr_t bits = reinterpret_cast<uintptr_t>(origin) | static_cast<uintptr_t>(g.stride[2] * sizeof(T));
-  return bits % flat_unit<T>::align == 0;
+  return bits % flat_unit_alignment<T>() == 0;
+}
+
+// The tile's rows [r0, r0 + R) all inside the global: the unit path then checks no row.
+template <int R, class T> __device__ __forceinline__ bool flat_rows_inside(const gl<T>& g, index_t r0) {
+#ifdef KT_MEASURE_UNIT_PATH_ONLY
+  return true;
+#endif
+  return r0 >= 0 && r0 + R <= g.rows();
+}
+
+// Unit j of lane l starts at element 256·j + 8·l of the band. Where C divides 256 or 256
+// divides C that splits into a lane part (j = 0: the lane's own first unit, computed once) and
+// a lane-independent part (row 256·j / C, column 256·j % C): every other unit's address is the
+// lane's first plus a uniform offset, no per-unit index math. Other widths compute each unit.
+template <int C> constexpr bool flat_lane_split = 256 % C == 0 || C % 256 == 0;
+
+template <int C>
+__device__ __forceinline__ index_t flat_unit_offset(int i, int j, index_t pitch) {
+  if constexpr (flat_lane_split<C>) return (16 * i + 256 * j / C) * pitch + 256 * j % C;
+  else return (16 * i + flat_unit_row<C>(j) - flat_unit_row<C>(0)) * pitch + flat_unit_col<C>(j) - flat_unit_col<C>(0);
+}
+
+// The lane's rows of unit j that lie inside the global: tile rows [lo, hi) (the ragged path).
+template <int C> __device__ __forceinline__ bool flat_row_inside(int i, int j, int lo, int hi) {
+  const int r = 16 * i + flat_unit_row<C>(j);
+  return r >= lo && r < hi;
 }
 
 // `at` hidden from the optimiser: the element-by-element path's 8 · C / 16 addresses per lane,
@@ -54,17 +89,23 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
   const index_t pitch = g.stride[2];
   const T* origin = g.data + at.b * g.stride[0] + at.d * g.stride[1] + at.r * pitch + at.c;
   if (plane && detail::flat_units_fit<C>(g, origin, at.c)) {
+    const T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
+    if (detail::flat_rows_inside<R>(g, at.r)) {  // a full tile: no check per unit
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
-      const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
-      const T* unit = origin + ur * pitch + uc;
+      for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+        for (int i = 0; i < R / 16; ++i) detail::read_units(dst.tiles[i][j], lane + detail::flat_unit_offset<C>(i, j, pitch));
+      return;
+    }
+    int lo, hi;
+    detail::flat_row_window<R>(lo, hi, at.r, g.rows());
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
 #pragma unroll
       for (int i = 0; i < R / 16; ++i) {
-        const index_t row = at.r + 16 * i + ur;
-        if (row >= 0 && row < g.rows()) detail::read_units(dst.tiles[i][j], unit + 16 * i * pitch);
+        if (detail::flat_row_inside<C>(i, j, lo, hi)) detail::read_units(dst.tiles[i][j], lane + detail::flat_unit_offset<C>(i, j, pitch));
         else for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = fill2;
       }
-    }
     return;
   }
   const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
@@ -91,16 +132,14 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>
   const index_t pitch = g.stride[2];
   T* origin = g.data + at.b * g.stride[0] + at.d * g.stride[1] + at.r * pitch + at.c;
   if (detail::flat_units_fit<C>(g, origin, at.c)) {
+    T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
+    int lo = 0, hi = R;
+    if (!detail::flat_rows_inside<R>(g, at.r)) detail::flat_row_window<R>(lo, hi, at.r, g.rows());
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
-      const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
-      T* unit = origin + ur * pitch + uc;
+    for (int j = 0; j < C / 16; ++j)
 #pragma unroll
-      for (int i = 0; i < R / 16; ++i) {
-        const index_t row = at.r + 16 * i + ur;
-        if (row >= 0 && row < g.rows()) detail::write_units(unit + 16 * i * pitch, src.tiles[i][j]);
-      }
-    }
+      for (int i = 0; i < R / 16; ++i)
+        if (detail::flat_row_inside<C>(i, j, lo, hi)) detail::write_units(lane + detail::flat_unit_offset<C>(i, j, pitch), src.tiles[i][j]);
     return;
   }
   const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted

@@ -94,8 +94,42 @@ template <class Op, class D, class X> __device__ __forceinline__ void map_unary(
   }
 }
 
+// bf16 -> fp32 of a whole pair with two bit operations (a bf16 is the top half of its float:
+// the low element shifted up, the high one masked), not per element (PRMT + shift each).
+// Exact, so results are those of the element-by-element cast. The narrowing direction stays
+// element by element (9f22ca6: F2FP pairs made a pattern spill).
+template <class D, class X> struct widens_bf16_pairs : std::false_type {};
+template <int R, int C, class L, class F, class FX>
+struct widens_bf16_pairs<rt<float, R, C, L, F>, rt<bf16, R, C, L, FX>> : std::true_type {};
+__device__ __forceinline__ float2 widen_bf16_pair(const pair_t<bf16>& x) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &x, sizeof(bits));
+  return float2{__uint_as_float(bits << 16), __uint_as_float(bits & 0xffff0000u)};
+}
+
+// x op y of bf16 tiles of one layout, computed in fp32: each operand pair widened as above.
+template <class Op, class D, class X, class Y> struct bf16_pair_binary : std::false_type {};
+template <class Op, int R, int C, class L, class F, class FX, class FY>
+struct bf16_pair_binary<Op, rt<bf16, R, C, L, F>, rt<bf16, R, C, L, FX>, rt<bf16, R, C, L, FY>> {
+  static constexpr bool value = !is_comparison<Op>::value &&
+      binary_domain<Op, bf16, bf16, bf16>() == domain::floating;
+};
+
 template <class Op, class D, class X, class Y> __device__ __forceinline__ void map_binary(D& dst, const X& x, const Y& y) {
   using T = elem_of_t<D>;
+  if constexpr (bf16_pair_binary<Op, D, X, Y>::value) {
+#pragma unroll
+    for (int i = 0; i < D::height; ++i)
+#pragma unroll
+      for (int j = 0; j < D::width; ++j)
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+          const float2 a = widen_bf16_pair(x.tiles[i][j][p]), b = widen_bf16_pair(y.tiles[i][j][p]);
+          elem(dst.tiles[i][j][p], 0) = cast_to<T>(Op::floating(a.x, b.x));
+          elem(dst.tiles[i][j][p], 1) = cast_to<T>(Op::floating(a.y, b.y));
+        }
+    return;
+  }
   if constexpr (is_rt<D>::value || is_rv<D>::value) {
     auto rx = operand<D>(x);
     auto ry = operand<D>(y);
@@ -125,6 +159,15 @@ __device__ __forceinline__ void select(D& dst, const C& cond, const X& x, const 
 
 template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X& x) {
   using T = detail::elem_of_t<D>;
+  if constexpr (detail::widens_bf16_pairs<D, X>::value) {
+#pragma unroll
+    for (int i = 0; i < D::height; ++i)
+#pragma unroll
+      for (int j = 0; j < D::width; ++j)
+#pragma unroll
+        for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = detail::widen_bf16_pair(x.tiles[i][j][p]);
+    return;
+  }
   if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
     auto rx = detail::operand<D>(x);
     detail::map_into(dst, [&](const auto& q) { return cast_to<T>(rx.get(q)); });
