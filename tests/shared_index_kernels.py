@@ -57,6 +57,7 @@ def pipelined_gemm_shared_b(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16],
         hk.wait_for(pick(sb, k % 2))
         hk.barrier()
         acc += ra @ pick(sb, k % 2).T
+        hk.wait_for(pick(sb, k % 2))       # sm_90a: this warp's wgmma has read the buffer
         hk.barrier()                       # every warp's MMA has read the buffer
         after = hk.min(k + 1, steps - 1)
         hk.group.load(pick(sb, (k + 1) % 2), b[hk.tile_coord(0, 0, n, after)])
