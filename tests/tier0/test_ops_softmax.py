@@ -106,13 +106,14 @@ def launched_kernels(monkeypatch) -> list:
     return launched
 
 
+@pytest.mark.parametrize("dt", ["fp32", "bf16"])     # the next tile loaded after / before
 @pytest.mark.parametrize("splits", [1, 2, 5, 7, config.MAX_SPLITS])
-def test_row_tile_split_at_any_count(monkeypatch, splits):
-    """Splits that do not divide the row's tiles: the last block takes fewer (or none); at
-    MAX_SPLITS phase 2's one vector load of the partials is full."""
+def test_row_tile_split_at_any_count(monkeypatch, splits, dt):
+    """Splits that do not divide the row's tiles: interleaved, some blocks take fewer (or
+    none); at MAX_SPLITS phase 2's one vector load of the partials is full."""
     monkeypatch.setattr(config, "split_count", lambda *args: splits)
     launched = launched_kernels(monkeypatch)
-    x = rand((3, 16 * 350), torch.float32, 11)   # 6 tiles of 64 view columns, the last ragged
+    x = rand((3, 16 * 350), DTYPES[dt], 11)   # 6 tiles of 64 view columns, the last ragged
     with lib.pinned(config.TABLE, route_of("softmax_stats")):
         check(ops.softmax(x), x)
     assert launched == ["softmax_stats", "softmax_write"]

@@ -28,8 +28,10 @@ stretch of -inf (masked logits) never computes -inf - -inf; a row that is -inf e
   already in flight, folds them in split order (every block of the row gets the same max and
   sum, bit for bit; no atomics) and writes its share.
 
-Every loop over a warp's tiles loads the next tile before the current one's math (past the
-row's last tile that load is the bounds-checked path reading -inf, no memory access).
+Every loop over a warp's tiles loads the next tile before the current one's math where a tile
+takes at most AHEAD_REGISTERS a lane (`ahead`: 16-bit dtypes at C 64, fp32 at C 32), else right
+after it; past the row's last tile that load is the bounds-checked path reading -inf, no memory
+access.
 """
 import functools
 
@@ -64,6 +66,18 @@ FOLDED = [         # phase 2's view of the same scratch
 ]
 
 
+AHEAD_REGISTERS = 16     # a warp's next tile is loaded ahead where a tile takes at most this
+                         # many registers a lane in x's dtype: two tiles live plus phase 1's
+                         # fp32 sum tile; fp32 at C 64 (32 each) would pass ktile's budget
+                         # warning on sm_90a (about 144 registers, 12-19% occupancy)
+
+
+def ahead(dtype: str, C: int) -> bool:
+    """Whether the loop and split kernels load a warp's next tile before the current one's
+    math (a tile of x's dtype within AHEAD_REGISTERS a lane: bf16 / fp16 at C 64, fp32 at 32)."""
+    return ROW * C * (4 if dtype == "fp32" else 2) // (32 * 4) <= AHEAD_REGISTERS
+
+
 @hk.func
 def _prefetch(x, t, r, c):
     """Tile c of row r as stored: a warp's next tile, loaded before its current tile's math.
@@ -73,22 +87,23 @@ def _prefetch(x, t, r, c):
 
 
 @hk.func
-def _warp_stats(x, t, r, first, step, tiles, C):
+def _warp_stats(x, t, r, first, step, tiles, C, early):
     """This warp's online (max, sum of exp(x - max)) over tiles first, first + step, ... of the
-    row's `tiles`: the
-    max a scalar (one tile_max per tile), the sum an elementwise fp32 tile rescaled by a scalar
-    as the max grows and reduced once at the end (one shuffle chain per tile, not two); each
-    tile's successor is loaded before the tile's math."""
+    row's `tiles`: the max a scalar (one tile_max per tile), the sum an elementwise fp32 tile
+    rescaled by a scalar as the max grows and reduced once at the end (one shuffle chain per
+    tile, not two). With `early` (`ahead`) each tile's successor is loaded before the tile's
+    math, else after it."""
     m = LOWEST
     acc = hk.zeros(hk.RT(hk.fp32, ROW, C, "flat"))
     cur = _prefetch(x, t, r, first)
     for c in range(first, tiles, step):
-        nxt = _prefetch(x, t, r, c + step)
+        if early:
+            nxt = _prefetch(x, t, r, c + step)
         xs = cur.to(hk.fp32)
         new = hk.maximum(m, hk.tile_max(xs))
         acc = acc * hk.exp(m - new) + hk.exp(xs - new)
         m = new
-        cur = nxt
+        cur = nxt if early else _prefetch(x, t, r, c + step)
     return m, hk.tile_sum(acc)
 
 
@@ -100,16 +115,17 @@ def _block_stats(m, s):
 
 
 @hk.func
-def _write(x, o, t, r, first, step, tiles, top, total, dt, cur):
+def _write(x, o, t, r, first, step, tiles, top, total, dt, cur, early):
     """o = exp(x - top) / total over this warp's tiles first, first + step, ... of row r;
     `cur` is the warp's first tile (`_prefetch(x, t, r, first)`, loaded by the caller
-    before the statistics it waits on), each later tile loaded before the one before is
-    written."""
+    before the statistics it waits on), each later tile loaded before (`early`) or after the
+    one before is written."""
     scale = 1.0 / total
     for c in range(first, tiles, step):
-        nxt = _prefetch(x, t, r, c + step)
+        if early:
+            nxt = _prefetch(x, t, r, c + step)
         o[hk.tile_coord(0, 0, r, c)] = (hk.exp(cur.to(hk.fp32) - top) * scale).to(dt)
-        cur = nxt
+        cur = nxt if early else _prefetch(x, t, r, c + step)
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,9 +170,10 @@ def softmax_loop_kernel(dtype: str):
         r = hk.arch.block_idx.x
         t = hk.RT(dt, ROW, C, "flat")
         tiles, warp, step = hk.cdiv(x.cols, C), hk.arch.warp_id, hk.arch.num_warps
-        top, total = _block_stats(*_warp_stats(x, t, r, warp, step, tiles, C))
+        early = ahead(dtype, C)
+        top, total = _block_stats(*_warp_stats(x, t, r, warp, step, tiles, C, early))
         cur = _prefetch(x, t, r, warp)
-        _write(x, o, t, r, warp, step, tiles, top, total, dt, cur)
+        _write(x, o, t, r, warp, step, tiles, top, total, dt, cur, early)
 
     return softmax_loop
 
@@ -181,7 +198,7 @@ def softmax_stats_kernel(dtype: str):
         split, r = hk.arch.block_idx.x, hk.arch.block_idx.y
         first, step, tiles = _split_tiles(x, m.rows, split, C)     # m.rows: the split count
         top, total = _block_stats(*_warp_stats(x, hk.RT(dt, ROW, C, "flat"), r, first, step,
-                                               tiles, C))
+                                               tiles, C, ahead(dtype, C)))
         if hk.arch.warp_id == 0:
             v = hk.zeros(hk.RV(hk.fp32, ROW))
             at = hk.elem_coord(0, r, split, 0)   # one column: element 0 written
@@ -221,7 +238,7 @@ def softmax_write_kernel(dtype: str):
         first, step, tiles = _split_tiles(x, m.cols, split, C)
         cur = _prefetch(x, t, r, first)                 # in flight during the fold
         top, total = _fold_partials(m, s, r, FOLD)
-        _write(x, o, t, r, first, step, tiles, top, total, dt, cur)
+        _write(x, o, t, r, first, step, tiles, top, total, dt, cur, ahead(dtype, C))
 
     return softmax_write
 

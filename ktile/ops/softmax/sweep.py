@@ -9,7 +9,7 @@ where its kernel takes the shape.
     python -m ktile.ops.softmax.sweep [--quick] [--explore] [--json FILE]
         [--shape ROWSxCOLS ...] [--dtype fp32|bf16 ...]
 
-Writes JSON: one record per (shape, dtype, route, "torch" or "copy": x copied to out, the
+Every kernel it will time is built first, in parallel (`prebuild`). Writes JSON: one record per (shape, dtype, route, "torch" or "copy": x copied to out, the
 bandwidth floor) with the median microseconds of REPEAT launches, each after an L2 flush (a
 256 MiB write), and prints the fastest route per shape. Needs a CUDA GPU."""
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 
 import torch
 
-from ...errors import InputError, KernelError
+from ...errors import InputError, KernelError, KtileError
 from .. import _library as lib
 from . import config, op
 
@@ -116,6 +116,35 @@ def parse_shape(text: str) -> tuple[int, int]:
     return int(rows), int(cols)
 
 
+def prebuild(shapes, dtypes, explore: bool, target: str) -> int:
+    """Build every kernel the sweep will time at `shapes` (each candidate route pinned, its
+    split twin too) for `target`, in parallel on every CPU before anything is timed (one nvcc at
+    a time otherwise, most of a cold run); the number of traces built. The calls run nothing:
+    CPU tensors, never touched, under `building`. A build that fails is left to the timing,
+    which says so."""
+    from ...runtime.builds import build_traces, building
+    traces = []
+    with building(target, compile=False, collect=traces):
+        for rows, cols in shapes:
+            for dtype in dtypes:
+                x = torch.empty(rows, cols, dtype=DTYPES[dtype])
+                for route in candidates(explore):
+                    try:
+                        with lib.pinned(config.TABLE, route):
+                            op.softmax(x, out=torch.empty_like(x))
+                    except (InputError, KernelError):   # the route refuses the shape
+                        continue
+    try:
+        build_traces(traces)
+    except KtileError:              # one refused (spills): the rest one by one
+        for trace in traces:
+            try:
+                build_traces([trace])
+            except KtileError:
+                pass
+    return len(traces)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="nine shapes instead of the grid")
@@ -128,9 +157,13 @@ def main() -> None:
                         help="only these dtypes (repeatable; default both)")
     args = parser.parse_args()
     shapes = args.shape or (QUICK if args.quick else [(r, c) for r in ROWS for c in COLS])
+    dtypes = args.dtype or list(DTYPES)
+    target = lib.target_of(torch.empty(1, device="cuda"))
+    print(f"prebuilt {prebuild(shapes, dtypes, args.explore, target)} kernel traces for "
+          f"{target}", flush=True)
     records = []
     for rows, cols in shapes:
-        for dtype in args.dtype or DTYPES:
+        for dtype in dtypes:
             found = time_shape(rows, cols, dtype, args.explore)
             records += found
             best = min(found[2:], key=lambda r: r["us"])
