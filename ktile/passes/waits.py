@@ -230,7 +230,7 @@ class InFlightAnalysis:
         if not self.async_mma:
             return queue
         reads = may_alias(op.b) | (may_alias(op.a) if op.a_shared else frozenset())
-        return queue + (InFlight("wgmma", op, frozenset([op.result]), reads),)
+        return waits_mma.issue(queue, InFlight("wgmma", op, frozenset([op.result]), reads))
 
     def kernel_end(self, op: func.ReturnOp, queue: Queue) -> Queue:
         check_nothing_in_flight(queue)

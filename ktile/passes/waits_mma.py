@@ -57,6 +57,18 @@ def insert_waits(planned: dict[Operation, list[SSAValue]]) -> None:
         Rewriter.insert_op(wait, InsertPoint.before(op))
 
 
+def issue(queue: Queue, entry: InFlight) -> Queue:
+    """`entry` appended; an unfinished group of the same op (a loop's earlier iteration, no
+    wait since) folds into it: a wait naming either completes both, which waits for no less
+    than the hardware would (the loop's queue stays finite)."""
+    older = [e for e in queue if e.counter == "wgmma" and e.op is entry.op and not e.completed_by]
+    if not older:
+        return queue + (entry,)
+    names = entry.names.union(*(e.names for e in older))
+    reads = entry.reads.union(*(e.reads for e in older))
+    return tuple(e for e in queue if e not in older) + (entry.renamed(names, reads),)
+
+
 def dedupe(queue: Queue) -> Queue:
     """One completed entry per wgmma op: a loop without a barrier would otherwise pile them
     up (they only say the op's operands are not free yet for other warpgroups)."""

@@ -169,3 +169,14 @@ def test_the_interpreter_gives_each_warp_its_rows_of_a_shared_a():
     k.interpret(a, b, c, target="sm_90a")
     want = a.float().numpy()[0, 0] @ b.float().numpy()[0, 0].T
     np.testing.assert_allclose(c.numpy()[0, 0], want, rtol=1e-5, atol=1e-4)
+
+
+def test_a_loop_of_mmas_with_no_wait_inside_keeps_a_finite_queue():
+    def k(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+        sa = hk.shared(hk.ST(hk.bf16, 64, 32))
+        sb = hk.shared(hk.ST(hk.bf16, 64, 32))
+        acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+        for _ in range(hk.cdiv(a.cols, 32)):             # a loop the trace keeps
+            acc += sa @ sb.T
+        c[0, 0, 0, 0] = acc  # read
+    assert waits(k) == [(line_of(k, "# read"), 0)]
