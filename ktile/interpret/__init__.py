@@ -43,7 +43,8 @@ What running means:
 - Meetings. kt.barrier only meets; kt.block_reduce gives every warp the reduction over
   warps 0..W-1 in that order (fixed, so a result reproduces run to run).
 - Math. kt.mma is acc + op(a) @ op(b) as a float32 matmul (exact integers for i8), and
-  kt.mma_shared acc + a @ bᵀ likewise with b the shared tile as the warp finds it; float
+  kt.mma_shared acc + a @ bᵀ likewise with b the shared tile as the warp finds it (a shared
+  a gives the warp its rows), complete at once as on every target but sm_90a; float
   unary and binary math is float32 (gelu's erf is rounded once); reductions accumulate in
   float32 (int32 for integers); max/min propagate NaN.
 
