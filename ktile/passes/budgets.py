@@ -242,10 +242,10 @@ def first_time(fn: Operation, kind: str) -> bool:
 
 
 def live_listing(peak: Peak, estimate: RegisterEstimate) -> str:
-    """What the peak's registers hold: the live values, largest first, then what the target's
-    model adds (a global load's registers in flight, the fixed overhead), so that the parts
-    add up to the count the message gives."""
-    ranked = sorted(peak.live, key=estimate.value_bytes, reverse=True)
+    """What the peak's registers hold: the live values, largest first (in source order among
+    equals), then what the target's model adds (a global load's registers in flight, the fixed
+    overhead), so that the parts add up to the count the message gives."""
+    ranked = sorted(peak.live, key=lambda v: (-estimate.value_bytes(v), _line_number(v)))
     parts = [f"the {describe_type(v.type)} from {where(v)} "
              f"({registers(estimate.value_bytes(v))} registers)" for v in ranked]
     in_flight = registers(estimate.in_flight_bytes(peak.op))
@@ -254,6 +254,11 @@ def live_listing(peak: Peak, estimate: RegisterEstimate) -> str:
     if estimate.target.register_overhead:
         parts.append(f"about {estimate.target.register_overhead} for indices and addresses")
     return ", ".join(parts)
+
+
+def _line_number(value: SSAValue) -> int:
+    digits = "".join(c for c in where(value).rsplit(" ", 1)[-1] if c.isdigit())
+    return int(digits) if digits else 0
 
 
 def where(value: SSAValue) -> str:

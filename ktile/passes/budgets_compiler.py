@@ -8,7 +8,11 @@ test_flat_register_estimates.py):
 - common subexpressions: a pure op computed twice from the same operands (`x.to(fp32)` in a
   norm's sum of squares and again in its output) is computed once and its result held between
   the uses, in place of its operand: the duplicate is no op, the first one's result lives until
-  the duplicate's last use, and the operand dies at the first one when nothing else reads it;
+  the duplicate's last use, and the operand dies at the first one when nothing else reads it.
+  A `kt.wait_for` naming the operand between the two rebinds it (the translation binds the
+  named registers through an asm statement the compiler cannot see through), so the second op
+  is computed again, not held: kernels use exactly that to keep a cast's copies from living
+  (examples/02_rmsnorm.py, `rmsnorm_persistent`);
 - elementwise fusion: an elementwise result (unary, binary, select, cast, iota, fill) whose only
   reader is another elementwise op or a reduction in the same block is never held whole: each
   element is consumed as it is made. It takes no registers; its own operands are read where
@@ -43,6 +47,7 @@ class CompilerView:
         self.duplicates: set[int] = set()
         self.fused: set[int] = set()
         self._readers: dict[int, dict[int, Operation]] = {}   # canonical value id -> readers
+        self._bound: dict[int, int] = {}      # value id -> how many waits have rebound it
         for region in fn.regions:
             for block in region.blocks:
                 self._common(block, ChainMap())
@@ -82,8 +87,12 @@ class CompilerView:
         """Marks duplicates in `block` (and its nested blocks, which see the ops before them
         in the enclosing blocks), and records each value's readers."""
         for op in block.ops:
+            if isinstance(op, kt.WaitForOp):
+                for v in op._operands:  # noqa: SLF001 - no view object
+                    self._bound[id(self.value(v))] = self._bound.get(id(self.value(v)), 0) + 1
             if type(op) in PURE and not op.regions and _holds_registers(op):
-                key = (type(op), tuple(id(self.value(v)) for v in op._operands),  # noqa: SLF001
+                operands = [self.value(v) for v in op._operands]  # noqa: SLF001
+                key = (type(op), tuple((id(v), self._bound.get(id(v), 0)) for v in operands),
                        str(op.properties), tuple(str(r.type) for r in op.results))
                 first = seen.get(key)
                 if first is not None:

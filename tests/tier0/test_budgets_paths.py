@@ -13,6 +13,7 @@ from ktile import targets
 from ktile.errors import KernelError
 from ktile.ir.query import kernel_func
 from ktile.passes.budgets import REGISTER_BYTES, RegisterEstimate, free_values
+from ktile.passes.budgets_compiler import CompilerView
 
 TRACES = [(name, kernel, constants, target) for name in EXAMPLE_NAMES
           for kernel, constants in load(name).KERNELS for target in targets.NAMES]
@@ -20,8 +21,11 @@ TRACES = [(name, kernel, constants, target) for name in EXAMPLE_NAMES
 
 def plain_peak(fn, target) -> tuple[int, object]:
     """(bytes, op) of the first greatest point of the backward walk, every op considered
-    before and after it, live sets of values."""
-    estimate = RegisterEstimate(target)    # for its per-value sizes and in-flight model only
+    before and after it, live sets of values; ops seen as the compiler holds them (a pure
+    op's duplicate holds nothing, a fused value stands for what it is made from:
+    budgets_compiler.CompilerView)."""
+    view = CompilerView(fn)
+    estimate = RegisterEstimate(target, view)   # for its per-value sizes and in-flight model
     best = [0, None]
 
     def in_registers(values) -> set:
@@ -36,9 +40,9 @@ def plain_peak(fn, target) -> tuple[int, object]:
     def block(b, live_out: set, outer: frozenset) -> set:
         live = set(live_out)
         for op in reversed(list(b.ops)):
-            results = in_registers(op.results)
-            free = in_registers(free_values(op)) if op.regions else set()
-            before = (live - results) | in_registers(op.operands) | free
+            results = in_registers(view.results(op))
+            free = in_registers(free_values(op, view)) if op.regions else set()
+            before = (live - results) | in_registers(view.operands(op)) | free
             for region in op.regions:
                 for inner in region.blocks:
                     loop = isinstance(op, (scf.ForOp, scf.WhileOp))
@@ -56,7 +60,7 @@ def plain_peak(fn, target) -> tuple[int, object]:
                          ids=[f"{n}:{k.name}:{t}" for n, k, _, t in TRACES])
 def test_the_peak_is_the_plain_walks(name, kernel, constants, target):
     fn = kernel_func(kernel.trace(target, **constants).module)
-    estimate = RegisterEstimate(targets.get(target))
+    estimate = RegisterEstimate(targets.get(target), CompilerView(fn))
     estimate.block(fn.body.block, set(), frozenset())
     assert (estimate.peak.bytes, estimate.peak.op) == plain_peak(fn, targets.get(target))
 

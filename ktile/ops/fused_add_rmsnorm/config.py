@@ -1,7 +1,7 @@
 """Fused add + RMSNorm's configuration space, as RMSNorm's (ktile/ops/rmsnorm/config.py, which
 says why): rows whose width is a multiple of 16 take `fused_add_rms_norm_tiles` (tiles.py), one
-block per row, flat 16 x 64 tiles of the view, the same routes (one tile per warp up to 6144
-columns, two from 8192: 4 warps at 8192, 8 at 16384), 94-108 registers on sm_90a at one tile
+block per row, flat tiles of the view, the same routes (one tile per warp up to 7168 columns,
+two from 8192 above 256 rows: 4 warps at 8192, 7 at 14336, 8 at 16384), 94-108 registers on sm_90a at one tile
 per warp and 126 at two (nvcc 13, zero spills: two tiles per warp load their weight per tile
 after the reduction, and fp32 loads x and residual one share at a time: tiles.py); the
 engine's in-place form runs it in place with no copy.
@@ -19,7 +19,8 @@ from .kernels import held_route
 from .tiles import tiles_route
 
 ROUTES = [
-    *(tiles_route(cols, warps, held=held) for cols, warps, held in TILE_WARPS),
+    *(tiles_route(cols, warps, c, held=held, max_rows=rows)
+      for cols, warps, held, c, rows in TILE_WARPS),
     held_route(1024, 8, vec=64, targets=LANES32),
     held_route(2048, 16, vec=64, targets=LANES32),
     held_route(4096, 16, vec=64, targets=LANES32),

@@ -3,12 +3,13 @@
 Rows whose width is a multiple of 16 (every model width: 2048, 2880, 3584, 4096, 5120, 8192,
 14336, 16384) take `rms_norm_tiles` (tiles.py): the row viewed as a 16-row tile, one block per
 row at every row count (1 row is one block), each warp holding HELD flat 16 x 64 tiles of the
-view (1024 values of the row each), x read once. Up to 6144 columns: one tile per warp, WARPS =
-the width / 1024 rounded up (1 to 6 warps); from 8192: two tiles per warp, 4 warps at 8192 and
-8 at 16384 (the flat-layout experiment measured 4 warps x 2 tiles at 4096 x 8192 at 41.5-42.3
-us against 8 x 1's 0.82-0.86x of Triton; docs/performance.md). A width between two routes takes
-the wider one (its last tiles read zeros and write nothing: 2880 takes 3 warps, 3584 4, 7168
-the 8192 route, 14336 16384's). The one-tile routes at 8192 (8 warps) and 16384 (16) are the
+view (1024 values of the row each, 512 for C = 32), x read once. Up to 6144 columns: one tile
+per warp, WARPS = the width / 1024 rounded up (1 to 6 warps), 3584 and 7168 exactly 7 warps;
+from 8192 above 256 rows: two tiles per warp, 4 warps at 8192, 7 at 14336 and 8 at 16384 (the
+flat-layout experiment measured 4 warps x 2 tiles at 4096 x 8192 at 41.5-42.3 us against 8 x
+1's 0.82-0.86x of Triton; docs/performance.md); up to 256 rows one tile per warp (8, 14, 16
+warps). A width between two routes takes the wider one (its last tiles read zeros and write
+nothing: 2880 takes 3 warps, 6400 the 7168 route). The one-tile routes at 8192 (8 warps) and 16384 (16) are the
 tuner's candidates (`ktile tune`: WARPS halved and doubled, HELD to cover), as are 4 warps of
 16 x 128 (`EXPLORE` in sweep.py times both). Registers as built by ptxas (zero spills, nvcc
 13): 70-76 at one tile per warp, 113 at two (16 resident warps, a quarter of an sm_90a
@@ -30,13 +31,24 @@ from .tiles import tiles_route
 LANES32 = ("sm_90a", "gfx1100", "gfx1201")
 LANES64 = ("gfx942", "gfx950")
 
-# (widest row, warps, held): HELD flat 16 x 64 view tiles per warp; the fused form routes the
-# same widths
-TILE_WARPS = ((1024, 1, 1), (2048, 2, 1), (3072, 3, 1), (4096, 4, 1), (5120, 5, 1), (6144, 6, 1),
-              (8192, 4, 2), (16384, 8, 2))
+# (widest row, warps, held, tile columns C, most rows): HELD flat 16 x C view tiles per warp;
+# the fused form routes the same widths. Exact fits first where a model width is not a power of
+# two (3584 = 7 warps of 16 x 32, 7168 = 7 of 16 x 64, 14336 = 7 x 2 of 16 x 64: the H200 sweep
+# of 2026-12-02 measured 4096 x 3584 at 23.7 us exact against 43.0 padded to 4096, and 4096 x
+# 14336 at 68.3 against 93.4 padded to 16384). Up to 256 rows, one tile per warp from 8192:
+# a second tile per warp loads its weight after the reduction (registers), a second trip to
+# memory that only many resident rows hide (the fused form at 1-32 x 8192 measured 8.0 us on 4
+# x 2 against Triton's 5.4).
+FEW_ROWS = 256
+TILE_WARPS = ((1024, 1, 1, 64, None), (2048, 2, 1, 64, None), (3072, 3, 1, 64, None),
+              (3584, 7, 1, 32, None), (4096, 4, 1, 64, None), (5120, 5, 1, 64, None),
+              (6144, 6, 1, 64, None), (7168, 7, 1, 64, None), (8192, 8, 1, 64, FEW_ROWS),
+              (8192, 4, 2, 64, None), (14336, 14, 1, 64, FEW_ROWS), (14336, 7, 2, 64, None),
+              (16384, 16, 1, 64, FEW_ROWS), (16384, 8, 2, 64, None))
 
 ROUTES = [
-    *(tiles_route(cols, warps, held=held) for cols, warps, held in TILE_WARPS),
+    *(tiles_route(cols, warps, c, held=held, max_rows=rows)
+      for cols, warps, held, c, rows in TILE_WARPS),
     Route("rms_norm_loop", {"VEC": 64, "WARPS": 16}, targets=LANES32, sample=(2, 4500)),
     Route("rms_norm_loop", {"VEC": 128, "WARPS": 16}, targets=LANES64, sample=(2, 4500)),
 ]

@@ -113,10 +113,12 @@ def rms_norm_tiles(dtype: str):
 
 
 def tiles_route(max_cols: int, warps: int, cols: int = 64, *, held: int = 1,
-                targets: tuple[str, ...] | None = None) -> _library.Route:
-    """The tile kernel for rows up to `max_cols` wide (a multiple of 16) on `targets`: `warps`
-    warps of `held` flat tiles 16 x `cols` of the view each."""
+                targets: tuple[str, ...] | None = None,
+                max_rows: int | None = None) -> _library.Route:
+    """The tile kernel for rows up to `max_cols` wide (a multiple of 16) and up to `max_rows`
+    of them (None: any) on `targets`: `warps` warps of `held` flat tiles 16 x `cols` of the
+    view each."""
     assert held * cols * warps * ROW_TILE >= max_cols, (max_cols, warps, cols, held)
     return _library.Route("rms_norm_tiles", {"C": cols, "HELD": held, "WARPS": warps},
-                          max_cols=max_cols, targets=targets, cols_multiple=ROW_TILE,
-                          sample=(3, max_cols - 48))
+                          max_rows=max_rows, max_cols=max_cols, targets=targets,
+                          cols_multiple=ROW_TILE, sample=(3, max_cols - 48))
