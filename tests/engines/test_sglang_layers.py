@@ -1,0 +1,105 @@
+"""SGLang 0.5.23's layers patched by ktile.integrations.sglang vs stock (SGLang's forward_native),
+on the CPU, in SGLang's own venv .venv-sglang (scripts/setup-engines): every hooked layer within
+ktile's op tolerance, through SGLang's dispatch and the in-place CUDA forms; counters; the
+engine contract; switches; shadow mode; the plugin entry point.
+
+Each test runs `python -m ktile.integrations.sglang_check --json` (or a few lines) in that venv,
+outside the checkout (whose ktile.egg-info, the main venv's, would hide the SGLang venv's
+entry points). About 10 s a run."""
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SGLANG_PYTHON = os.path.join(ROOT, ".venv-sglang", "bin", "python")
+ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "gelu_and_mul", "rotary_embedding")
+KTILE_ENV = ("KTILE_SGLANG", *(f"KTILE_SGLANG_{r.upper()}" for r in ROUTES), "KTILE_SGLANG_SHADOW")
+
+
+@pytest.fixture(scope="module")
+def sglang_python() -> str:
+    if not os.path.exists(SGLANG_PYTHON):
+        message = "the SGLang venv .venv-sglang is missing: run scripts/setup-engines"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return SGLANG_PYTHON
+
+
+def _run(python: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in KTILE_ENV}
+    return subprocess.run([python, *args], capture_output=True, text=True,
+                          cwd=tempfile.gettempdir(), env={**base, **(env or {})}, timeout=600)
+
+
+def _check(python: str, *flags: str, env: dict | None = None) -> dict:
+    done = _run(python, "-m", "ktile.integrations.sglang_check", "--json", *flags, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _calls(result: dict, route: str) -> int:
+    return result["counters"].get(f"sglang.{route}", {}).get("eager", 0)
+
+
+def test_every_layer_patched_matches_stock_with_shadow_mode(sglang_python):
+    result = _check(sglang_python, env={"KTILE_SGLANG_SHADOW": "1"})
+    assert result["installed"] and result["warnings"] == []
+    assert result["versions"]["sglang"] == "0.5.23"
+    bad = {name: c for name, c in result["cases"].items() if not c["ok"]}
+    assert bad == {}
+    # every route, both sizes (the interpreter and the reference), the CUDA in-place forms
+    seen = {(c["route"], name.rsplit("@", 1)[1]) for name, c in result["cases"].items()}
+    assert seen == {(r, size) for r in ROUTES for size in ("small", "large")}
+    assert {"fused_add_rms_norm.forward_cuda@small", "rotary_embedding.forward_cuda@small"} \
+        <= set(result["cases"])
+    for route in ROUTES:
+        counts = result["counters"][f"sglang.{route}"]
+        assert counts["eager"] > counts["reference"] > 0, (route, counts)   # both paths ran
+        assert counts["fallback"] == 0 and counts["shadow_mismatch"] == 0, (route, counts)
+    # the comparison is not vacuous: outputs are of order one, diffs at most a rounding
+    assert all(0.5 < c["scale"] and c["max_diff"] < 0.05 for c in result["cases"].values())
+
+
+def test_a_changed_signature_leaves_sglang_stock_with_one_warning(sglang_python):
+    result = _check(sglang_python, "--break-contract")
+    assert not result["installed"]
+    assert len(result["warnings"]) == 1
+    warning = result["warnings"][0]
+    assert "engine stays stock" in warning and "SiluAndMul.forward_cuda" in warning
+    assert result["counters"] == {}
+    assert all(c["max_diff"] == 0.0 for c in result["cases"].values())
+
+
+def test_switches(sglang_python):
+    off = _check(sglang_python, env={"KTILE_SGLANG": "0"})
+    assert not off["installed"] and off["warnings"] == [] and off["counters"] == {}
+    assert all(c["max_diff"] == 0.0 for c in off["cases"].values())
+
+    some = _check(sglang_python, env={"KTILE_SGLANG_SILU_AND_MUL": "0",
+                                      "KTILE_SGLANG_FUSED_ADD_RMS_NORM": "0"})
+    assert some["installed"]
+    assert "sglang.silu_and_mul" not in some["counters"]          # not hooked at all
+    # RMSNorm's hook serves both routes: the fused calls fall back to SGLang's method
+    fused = some["counters"]["sglang.fused_add_rms_norm"]
+    assert fused["eager"] == 0 and fused["fallback"] > 0
+    for route in ("rms_norm", "gelu_and_mul", "rotary_embedding"):
+        assert _calls(some, route) > 0, route
+    for name, case in some["cases"].items():
+        if case["route"] in ("silu_and_mul", "fused_add_rms_norm"):
+            assert case["max_diff"] == 0.0, name                   # SGLang's own result
+
+
+def test_sglang_loads_the_plugin_entry_point(sglang_python):
+    script = ("import os; os.environ['SGLANG_USE_CPU_ENGINE'] = '1'\n"
+              "from sglang.srt.plugins import load_plugins\n"
+              "load_plugins()\n"
+              "from ktile.integrations import sglang\n"
+              "from sglang.srt.layers.layernorm import RMSNorm\n"
+              "print(sglang._INSTALLED is not None, RMSNorm.forward_native.__module__)\n")
+    done = _run(sglang_python, "-c", script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-2:] == ["True", "ktile.integrations.sglang_hooks"]
