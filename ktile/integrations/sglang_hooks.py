@@ -61,11 +61,22 @@ RMS_METHODS = ("forward_native", "forward_cuda", "forward_cpu", "forward_hip")
 IN_PLACE = ("forward_cuda", "forward_hip")
 
 
+def _batch_invariant() -> bool:
+    """SGLang's deterministic mode: its own batch-invariant kernels run."""
+    from sglang.srt.layers import layernorm
+    probe = getattr(layernorm, "is_batch_invariant_mode_enabled", None)
+    return bool(probe and probe())
+
+
 def _rms_routable(self, x, residual, post_residual_addition, quant_linear) -> bool:
+    # flags read with defaults that refuse the route, should a later SGLang drop one
     return (post_residual_addition is None and quant_linear is None
-            and getattr(self, "_quant_linear", None) is None and self.has_weight
-            and self.variance_size_override is None and not self.fp32_residual
-            and self.override_orig_dtype is None and x.dtype in FLOATS
+            and getattr(self, "_quant_linear", None) is None
+            and getattr(self, "has_weight", False)
+            and getattr(self, "variance_size_override", 0) is None
+            and not getattr(self, "fp32_residual", True)
+            and getattr(self, "override_orig_dtype", 0) is None and not _batch_invariant()
+            and x.dtype in FLOATS
             and self.weight.dtype == x.dtype and x.numel() > 0 and x.shape[-1] == self.hidden_size
             and (residual is None or (residual.dtype == x.dtype and residual.shape == x.shape)))
 

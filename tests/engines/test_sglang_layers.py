@@ -103,3 +103,23 @@ def test_sglang_loads_the_plugin_entry_point(sglang_python):
     done = _run(sglang_python, "-c", script)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-2:] == ["True", "ktile.integrations.sglang_hooks"]
+
+
+def test_shadow_mode_counts_a_wrong_kernel(sglang_python):
+    """A routed kernel that is off by 10% (ktile's rms_norm replaced by a wrong one): shadow
+    mode counts the mismatch and warns; the call still returns the routed result."""
+    script = ("import os, warnings, torch; os.environ['SGLANG_USE_CPU_ENGINE'] = '1'\n"
+              "from sglang.srt.layers.layernorm import RMSNorm\n"
+              "from ktile.integrations import sglang, sglang_ops\n"
+              "right = sglang_ops._rms_ktile\n"
+              "sglang_ops._rms_ktile = lambda x, w, eps: right(x, w, eps) * 1.1\n"
+              "sglang.install()\n"
+              "with warnings.catch_warnings(record=True) as caught, torch.no_grad():\n"
+              "    warnings.simplefilter('always')\n"
+              "    RMSNorm(128).to(torch.bfloat16)(torch.randn(4, 128).to(torch.bfloat16))\n"
+              "c = sglang.counters()['sglang.rms_norm']\n"
+              "print(c['eager'], c['shadow_mismatch'],\n"
+              "      sum('shadow mode' in str(w.message) for w in caught))\n")
+    done = _run(sglang_python, "-c", script, env={"KTILE_SGLANG_SHADOW": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-3:] == ["1", "1", "1"]
