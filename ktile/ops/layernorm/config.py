@@ -44,6 +44,12 @@ from .kernels import held_route
 SM90 = ("sm_90a",)
 FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (64, 4, 1),
                   5120: (32, 10, 1), 8192: (32, 4, 4), 16384: (32, 8, 4)}  # (C, WARPS, HELD)
+# Up to FEW_ROWS rows, one 16 x 32 tile per warp from 8192 (16 warps; 32 at 16384 would be past
+# a block's 1024 threads, so 16 warps of 16 x 64 there): the held routes above load the weight
+# and bias after the statistics, a second trip to memory that only many resident rows hide (the
+# H200 benchmark of 2026-12-02 measured 1 x 8192 at 10.2 us on 4 x 4 against Triton's 6.1)
+FEW_ROWS = 256
+FEW_ROW_WIDTHS = {8192: (32, 16, 1), 16384: (64, 16, 1)}
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
@@ -76,10 +82,11 @@ def ragged_forward(max_cols: int, warps: int, *, vec: int = 256,
                        sample=route.sample)
 
 
-def row_tile_forward(width: int) -> RowTileRoute:
-    c, warps, held = FORWARD_WIDTHS[width]
+def row_tile_forward(width: int, few_rows: bool = False) -> RowTileRoute:
+    c, warps, held = (FEW_ROW_WIDTHS if few_rows else FORWARD_WIDTHS)[width]
     return RowTileRoute("layer_norm_rows", {"C": c, "HELD": held, "WARPS": warps},
-                        max_cols=width, sample=(3, width - 16 * 5))
+                        max_rows=FEW_ROWS if few_rows else None, max_cols=width,
+                        sample=(3, width - 16 * 5))
 
 
 def row_tile_backward(width: int) -> RowTileRoute:
@@ -96,7 +103,9 @@ FORWARD = RoutingTable([
     ragged_forward(2048, 16, vec=64, targets=LANES32),
     ragged_forward(1024, 4, targets=LANES64),
     ragged_forward(2048, 8, vec=128, targets=LANES64),
-    *(row_tile_forward(width) for width in FORWARD_WIDTHS),
+    *(route for width in FORWARD_WIDTHS
+      for route in ([row_tile_forward(width, few_rows=True)] if width in FEW_ROW_WIDTHS else [])
+      + [row_tile_forward(width)]),
 ])
 
 # the 16-row-tile kernel (any width) on sm_90a where no row-tile route fits: 32-column tiles
