@@ -1,6 +1,6 @@
 """SGLang's layers, patched vs stock, on the CPU (docs/integrations.md, "SGLang").
 
-    python -m ktile.integrations.sglang_check [--json] [--break-contract]
+    python -m ktile.integrations.sglang_check [--json] [--break-contract | --compile]
 
 Run in SGLang's venv (scripts/setup-engines: .venv-sglang). Builds each hooked layer at a small
 shape, computes SGLang's stock `forward_native`, installs the integration (`sglang.install`,
@@ -8,7 +8,8 @@ switches from the environment), then runs new instances through `forward` (SGLan
 dispatch) and the CUDA forms (`forward_cuda`, in place) and compares each with stock within
 ktile's op tolerance (the op's reference.py). Small calls run ktile's interpreter; one call
 per route above `sglang_ops.CPU_ROWS` rows runs the op's reference. `--break-contract` first
-changes a hooked signature: the integration must stay off, with one warning.
+changes a hooked signature: the integration must stay off, with one warning. `--compile`
+runs SGLang's torch.compile mode instead (`check_compiled`).
 
 Prints a table, or with `--json` one JSON object last: `installed`, `warnings`, `cases` (name
 -> max_diff / tolerance / ok / routed), `counters`, `versions`. Exit status 0 when every case
@@ -160,19 +161,60 @@ def check(break_contract: bool = False, dtype=torch.bfloat16) -> dict:
     return result
 
 
+def check_compiled(dtype=torch.bfloat16) -> dict:
+    """SGLang's torch.compile mode (`enter_torch_compile`: each layer runs forward_native) over
+    a step calling the fused RMSNorm, SiluAndMul and RotaryEmbedding, compiled with
+    fullgraph=True (AOT autograd, no Inductor): the routed ops are opaque, so the graph has no
+    break and the counters count calls (two), not traces. Compared with the stock step."""
+    from . import sglang as integration
+    from . import _core
+    t = _inputs(4, dtype)
+    layers = _layers(dtype)
+    norm, act, rope = layers["norm"], layers["silu"], layers["rope_neox"]
+
+    def step(x, res, a, pos, q, k):
+        y, h = norm(x, res)
+        return (y, h, act(a), *rope(pos, q, k))
+    args = (t["x"], t["res"], t["act"], t["pos"], t["q"], t["k"])
+    want = step(*(a.clone() for a in args))
+    _core.reset()
+    installed = integration.install()
+    layers = _layers(dtype)                         # new instances: dispatch resolved afresh
+    norm, act, rope = layers["norm"], layers["silu"], layers["rope_neox"]
+    for layer in (norm, act, rope):
+        layer.enter_torch_compile(num_tokens=4)
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    for _ in range(2):
+        got = compiled(*(a.clone() for a in args))
+    routes = ("fused_add_rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding",
+              "rotary_embedding")
+    cases = {}
+    for i, (route, g, w) in enumerate(zip(routes, got, want)):
+        diff, scale = _diff(g, w)
+        tol = _tolerance(route, w)
+        cases[f"compiled.{route}.{i}"] = {"route": route, "max_diff": diff, "tolerance": tol,
+                                          "ok": bool(diff <= tol), "scale": scale}
+    result = {"installed": installed is not None, "warnings": [], "cases": cases,
+              "counters": integration.counters(), "versions": {"torch": torch.__version__}}
+    integration.uninstall()
+    return result
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object on the last line")
     parser.add_argument("--break-contract", action="store_true",
                         help="change SiluAndMul.forward_cuda's signature first")
+    parser.add_argument("--compile", action="store_true",
+                        help="SGLang's torch.compile mode instead (check_compiled)")
     args = parser.parse_args(argv)
     with torch.no_grad():                           # SGLang runs its models without grad
-        result = check(args.break_contract)
+        result = check_compiled() if args.compile else check(args.break_contract)
     ok = all(c["ok"] for c in result["cases"].values())
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"installed: {result['installed']}  sglang {result['versions']['sglang']}")
+        print(f"installed: {result['installed']}  {result['versions']}")
         for w in result["warnings"]:
             print(f"warning: {w}")
         print(f"{'case':44} {'max |diff|':>11} {'tolerance':>10}  ok")

@@ -123,3 +123,14 @@ def test_shadow_mode_counts_a_wrong_kernel(sglang_python):
     done = _run(sglang_python, "-c", script, env={"KTILE_SGLANG_SHADOW": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-3:] == ["1", "1", "1"]
+
+
+def test_sglang_torch_compile_mode_fullgraph(sglang_python):
+    """SGLang's torch.compile mode (layers on forward_native) over a fused RMSNorm, SiluAndMul
+    and RotaryEmbedding, fullgraph=True: no graph break, each routed op counted per call (two
+    calls of the compiled step), results within tolerance of the stock step."""
+    result = _check(sglang_python, "--compile")
+    assert result["installed"]
+    assert all(c["ok"] for c in result["cases"].values()), result["cases"]
+    for route in ("fused_add_rms_norm", "silu_and_mul", "rotary_embedding"):
+        assert _calls(result, route) == 2, result["counters"]
