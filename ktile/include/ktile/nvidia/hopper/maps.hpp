@@ -107,6 +107,22 @@ __device__ __forceinline__ float2 widen_bf16_pair(const pair_t<bf16>& x) {
   return float2{__uint_as_float(bits << 16), __uint_as_float(bits & 0xffff0000u)};
 }
 
+// fp32 -> fp8e4m3 of a slot's four pairs as two 32-bit words: one F2FP converts a pair (the
+// instruction round_float issues per element, so the same bits) and the two halves of a word
+// are joined once, not each byte masked and shifted into place. Only this narrowing is paired:
+// its 8-bit pairs are what the 8-byte store unit holds (the 16-bit form spilled, see above).
+template <class D, class X> struct narrows_fp8_pairs : std::false_type {};
+template <int R, int C, class L, class F, class FX>
+struct narrows_fp8_pairs<rt<fp8e4m3, R, C, L, F>, rt<float, R, C, L, FX>> : std::true_type {};
+__device__ __forceinline__ void narrow_fp8_slot(pair_t<fp8e4m3> (&dst)[4], const float2 (&x)[4]) {
+  uint32_t words[2];
+#pragma unroll
+  for (int w = 0; w < 2; ++w)
+    words[w] = round_fp8_pair_bits(x[2 * w].x, x[2 * w].y) |
+               static_cast<uint32_t>(round_fp8_pair_bits(x[2 * w + 1].x, x[2 * w + 1].y)) << 16;
+  __builtin_memcpy(dst, words, sizeof(words));
+}
+
 // x op y of bf16 tiles of one layout, computed in fp32: each operand pair widened as above.
 template <class Op, class D, class X, class Y> struct bf16_pair_binary : std::false_type {};
 template <class Op, int R, int C, class L, class F, class FX, class FY>
@@ -166,6 +182,13 @@ template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X
       for (int j = 0; j < D::width; ++j)
 #pragma unroll
         for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = detail::widen_bf16_pair(x.tiles[i][j][p]);
+    return;
+  }
+  if constexpr (detail::narrows_fp8_pairs<D, X>::value) {
+#pragma unroll
+    for (int i = 0; i < D::height; ++i)
+#pragma unroll
+      for (int j = 0; j < D::width; ++j) detail::narrow_fp8_slot(dst.tiles[i][j], x.tiles[i][j]);
     return;
   }
   if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {

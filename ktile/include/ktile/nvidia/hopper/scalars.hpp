@@ -73,6 +73,14 @@ template <class T> __host__ __device__ __forceinline__ T round_float(float f) {
   }
 }
 
+// Two floats rounded to a pair of e4m3 in one conversion (F2FP packs both): the PTX
+// instruction round_float issues for one element (cvt.rn.satfinite.e4m3x2.f32, its other half
+// 0), each half rounded and saturated on its own, so the bits are round_float's: nearest even,
+// finite values past 448 (and ±inf) to ±448, NaN to 0x7f. `x` is the low byte, `y` the high.
+__host__ __device__ __forceinline__ uint16_t round_fp8_pair_bits(float x, float y) {
+  return __nv_cvt_float2_to_fp8x2(float2{x, y}, __NV_SATFINITE, __NV_E4M3);
+}
+
 }  // namespace detail
 }  // namespace kt
 
