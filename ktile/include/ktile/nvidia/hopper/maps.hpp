@@ -123,6 +123,29 @@ __device__ __forceinline__ void narrow_fp8_slot(pair_t<fp8e4m3> (&dst)[4], const
   __builtin_memcpy(dst, words, sizeof(words));
 }
 
+// fp32 -> int8 of flat tiles (the layout whose slot is one 8-byte store unit), four elements
+// to a word: each truncated to int32 (cvt.rzi: saturating, NaN to 0), then two cvt.pack.sat
+// (I2IP) saturate to int8 and pack, d = {c[15:0], sat(b), sat(a)} high to low. Saturating
+// twice is saturating once, so this is float_to_int<int8_t> (conversions.hpp: truncate,
+// saturate, NaN -> 0) without its per-element clamp, NaN test and select.
+template <class D, class X> struct narrows_int8_pairs : std::false_type {};
+template <int R, int C, class L, class F, class FX>
+struct narrows_int8_pairs<rt<int8_t, R, C, L, F>, rt<float, R, C, L, FX>> : std::is_same<L, flat> {};
+__device__ __forceinline__ uint32_t pack_int8x4(int32_t b0, int32_t b1, int32_t b2, int32_t b3) {
+  uint32_t high, word;
+  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, 0;" : "=r"(high) : "r"(b3), "r"(b2));
+  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;" : "=r"(word) : "r"(b1), "r"(b0), "r"(high));
+  return word;
+}
+__device__ __forceinline__ void narrow_int8_slot(pair_t<int8_t> (&dst)[4], const float2 (&x)[4]) {
+  uint32_t words[2];
+#pragma unroll
+  for (int w = 0; w < 2; ++w)
+    words[w] = pack_int8x4(__float2int_rz(x[2 * w].x), __float2int_rz(x[2 * w].y),
+                           __float2int_rz(x[2 * w + 1].x), __float2int_rz(x[2 * w + 1].y));
+  __builtin_memcpy(dst, words, sizeof(words));
+}
+
 // x op y of bf16 tiles of one layout, computed in fp32: each operand pair widened as above.
 template <class Op, class D, class X, class Y> struct bf16_pair_binary : std::false_type {};
 template <class Op, int R, int C, class L, class F, class FX, class FY>
@@ -189,6 +212,13 @@ template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X
     for (int i = 0; i < D::height; ++i)
 #pragma unroll
       for (int j = 0; j < D::width; ++j) detail::narrow_fp8_slot(dst.tiles[i][j], x.tiles[i][j]);
+    return;
+  }
+  if constexpr (detail::narrows_int8_pairs<D, X>::value) {
+#pragma unroll
+    for (int i = 0; i < D::height; ++i)
+#pragma unroll
+      for (int j = 0; j < D::width; ++j) detail::narrow_int8_slot(dst.tiles[i][j], x.tiles[i][j]);
     return;
   }
   if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
