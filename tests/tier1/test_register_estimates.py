@@ -30,19 +30,10 @@ pytestmark = [pytest.mark.tier1,
 
 KERNELS = [(name, kernel, constants) for name in EXAMPLE_NAMES
            for kernel, constants in load(name).KERNELS]
-# Known gap, tracked: since gemm_wgmma keeps its wgmma in flight with both operands in shared
-# memory (84ae80c), ptxas allocates 140 registers where the estimate (its 16 x 128 fp32
-# accumulator, 64, and the overhead) gives 72; ktile.ops.matmul's wgmma_nt, the same tile
-# shape, builds at 112. The cause is not found yet; strict, so a fix shows.
-KNOWN_GAPS = {"04_gemm:gemm_wgmma": "estimate 72 vs ptxas 140 since the in-flight wgmma"}
-KERNELS = [pytest.param(*k, marks=pytest.mark.xfail(strict=True,
-                                                     reason=KNOWN_GAPS[f"{k[0]}:{k[1].name}"]))
-           if f"{k[0]}:{k[1].name}" in KNOWN_GAPS else k for k in KERNELS]
 
 
 @pytest.mark.parametrize("name,kernel,constants", KERNELS,
-                         ids=[f"{v[0]}:{v[1].name}" for v in
-                              (getattr(k, "values", k) for k in KERNELS)])
+                         ids=[f"{n}:{k.name}" for n, k, _ in KERNELS])
 def test_the_estimate_is_near_ptxas(name, kernel, constants):
     trace = kernel.trace("sm_90a", **constants)
     estimate = kernel_func(trace.module).attributes["kt.vgpr_estimate"].value.data
