@@ -5,14 +5,18 @@ Rows of a multiple of 16 columns take the row-as-a-tile kernels (row_tile.py: x 
 `cols_multiple=16`), C = 64 (runs of 64 contiguous values per tile row: 128 bytes in 16-bit
 dtypes, 256 in fp32) unless the row is narrower:
 
-- up to 16384 columns, and up to 32768 for more than 128 rows: `softmax_held`, one block per
-  row held in registers (x read once), 1 to 16 warps of one tile each by width, then 16 warps
-  of two (sm_90a: 128 registers, the most 512 lanes may take: x as fp32 exps, 64 per lane);
-  up to FEW_ROWS rows (latency, not bandwidth) 4 to 16 warps of 16 x 16 / 16 x 32 tiles up to
-  8192 columns;
+- up to 32768 columns at any row count: `softmax_held`, one block per row held in registers
+  (x read once), 1 to 16 warps of one tile each by width, then 16 warps of two (sm_90a: 128
+  registers, the most 512 lanes may take: x as fp32 exps, 64 per lane); up to FEW_ROWS rows
+  (latency, not bandwidth) 4 to 16 warps of 16 x 16 / 16 x 32 tiles up to 8192 columns. The
+  H200 sweep of 2026-12-02 (`sweep.py --quick --explore`) measured 128 x 32000 held at 22.6
+  us (fp32) / 12.7 (bf16) against 31.3 / 27.1 split, and 1 x 32000 bf16 held 10.0 against
+  11.6 split; 32 x 4096 8 warps of 16 x 32 at 6.0 / 5.4 against 16 of 16 x 16's 6.4 / 5.6;
 - wider, up to 128 rows (fewer than a GPU of blocks): each row split across blocks,
   `softmax_stats` then `softmax_write` (two launches, no atomics; `split_count` blocks per
-  row, passed as the scratch's shape), so a handful of vocabulary rows fills the GPU;
+  row, passed as the scratch's shape), so a handful of vocabulary rows fills the GPU: 16 x 32
+  tiles, 8 blocks per multiprocessor (the same sweep: 1 x 128256 at 10.6 us against 15.1 at
+  16 x 64 and 4 per multiprocessor; 32 x 151936 fp32 33.6 against 36.7);
 - wider, more rows: `softmax_loop`, one block per row, x read twice.
 
 Rows of other widths take the 16-row kernels (kernels.py), correct at any width but slower:
@@ -27,10 +31,10 @@ TILE = 16                      # cols_multiple of the row-tile routes: 16 view r
 HELD_MAX_COLS = 32768
 SPLIT_MAX_ROWS = 128
 FEW_ROWS = 128                # up to this many rows the held routes take more, narrower warps
-SPLIT = {"C": 64, "WARPS": 4}
+SPLIT = {"C": 32, "WARPS": 4}
 LOOP = {"C": 64, "WARPS": 8}
 MAX_SPLITS = 64
-BLOCKS_PER_SM = 4             # the split routes aim for this many blocks per multiprocessor
+BLOCKS_PER_SM = 8             # the split routes aim for this many blocks per multiprocessor
 ROWS16_SPLIT = {"BLOCK": 4096, "COLS": 64, "WARPS": 4}
 
 
@@ -50,16 +54,16 @@ ROUTES = [
     # 32 x 4096 on the H200 where 4 warps of 16 x 64 took 4.5)
     held(1024, 4, c=16, max_rows=FEW_ROWS),
     held(2048, 8, c=16, max_rows=FEW_ROWS),
-    held(4096, 16, c=16, max_rows=FEW_ROWS),
+    held(4096, 8, c=32, max_rows=FEW_ROWS),
     held(8192, 16, c=32, max_rows=FEW_ROWS),
     held(1024, 1),
     held(2048, 2),
     held(4096, 4),
     held(8192, 8),
     held(16384, 16),
+    held(HELD_MAX_COLS, 16, tiles=2),
     Route("softmax_stats", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
     Route("softmax_write", SPLIT, max_rows=SPLIT_MAX_ROWS, cols_multiple=TILE, sample=(2, 3200)),
-    held(HELD_MAX_COLS, 16, tiles=2),
     Route("softmax_loop", LOOP, cols_multiple=TILE, sample=(3, 3200)),
     Route("softmax_rows", {"COLS": 64, "WARPS": 4}, max_cols=4096, sample=(21, 300)),
     Route("softmax_partials", ROWS16_SPLIT, max_rows=512, sample=(3, 5000)),
