@@ -109,8 +109,8 @@ __device__ __forceinline__ float2 widen_bf16_pair(const pair_t<bf16>& x) {
 
 // fp32 -> fp8e4m3 of a slot's four pairs as two 32-bit words: one F2FP converts a pair (the
 // instruction round_float issues per element, so the same bits) and the two halves of a word
-// are joined once, not each byte masked and shifted into place. Only this narrowing is paired:
-// its 8-bit pairs are what the 8-byte store unit holds (the 16-bit form spilled, see above).
+// are joined once, not each byte masked and shifted into place (the fp32 -> 16-bit narrowing
+// stays element by element: its paired form spilled, see above).
 template <class D, class X> struct narrows_fp8_pairs : std::false_type {};
 template <int R, int C, class L, class F, class FX>
 struct narrows_fp8_pairs<rt<fp8e4m3, R, C, L, F>, rt<float, R, C, L, FX>> : std::true_type {};
@@ -123,27 +123,31 @@ __device__ __forceinline__ void narrow_fp8_slot(pair_t<fp8e4m3> (&dst)[4], const
   __builtin_memcpy(dst, words, sizeof(words));
 }
 
-// fp32 -> int8 of flat tiles (the layout whose slot is one 8-byte store unit), four elements
-// to a word: each truncated to int32 (cvt.rzi: saturating, NaN to 0), then two cvt.pack.sat
-// (I2IP) saturate to int8 and pack, d = {c[15:0], sat(b), sat(a)} high to low. Saturating
-// twice is saturating once, so this is float_to_int<int8_t> (conversions.hpp: truncate,
-// saturate, NaN -> 0) without its per-element clamp, NaN test and select.
+// fp32 -> int8: each element truncated to int32 (cvt.rzi: saturating, NaN to 0), then
+// cvt.pack.sat (I2IP) saturates two of them to int8 and packs them, d = {c[15:0], sat(a),
+// sat(b)} high to low. Saturating twice is saturating once, so these are float_to_int<int8_t>'s
+// values (conversions.hpp: truncate, saturate, NaN -> 0) without its per-element clamp, NaN test
+// and select; ptxas fuses the pair into one F2IP.S8.F32 (after hk.round, F2IP's nearest-even
+// rounding, no FRND). A flat slot (one 8-byte store unit) packs four to a word, the other
+// layouts a pair to 16 bits (words there added registers).
 template <class D, class X> struct narrows_int8_pairs : std::false_type {};
 template <int R, int C, class L, class F, class FX>
-struct narrows_int8_pairs<rt<int8_t, R, C, L, F>, rt<float, R, C, L, FX>> : std::is_same<L, flat> {};
-__device__ __forceinline__ uint32_t pack_int8x4(int32_t b0, int32_t b1, int32_t b2, int32_t b3) {
-  uint32_t high, word;
-  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, 0;" : "=r"(high) : "r"(b3), "r"(b2));
-  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;" : "=r"(word) : "r"(b1), "r"(b0), "r"(high));
-  return word;
+struct narrows_int8_pairs<rt<int8_t, R, C, L, F>, rt<float, R, C, L, FX>> : std::true_type {};
+__device__ __forceinline__ uint32_t pack_int8(float a, float b, uint32_t c) {   // {c, a, b}
+  uint32_t d;
+  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(__float2int_rz(a)), "r"(__float2int_rz(b)), "r"(c));
+  return d;
 }
 __device__ __forceinline__ void narrow_int8_slot(pair_t<int8_t> (&dst)[4], const float2 (&x)[4]) {
   uint32_t words[2];
 #pragma unroll
   for (int w = 0; w < 2; ++w)
-    words[w] = pack_int8x4(__float2int_rz(x[2 * w].x), __float2int_rz(x[2 * w].y),
-                           __float2int_rz(x[2 * w + 1].x), __float2int_rz(x[2 * w + 1].y));
+    words[w] = pack_int8(x[2 * w].y, x[2 * w].x, pack_int8(x[2 * w + 1].y, x[2 * w + 1].x, 0));
   __builtin_memcpy(dst, words, sizeof(words));
+}
+__device__ __forceinline__ void narrow_int8_pair(pair_t<int8_t>& dst, const float2& x) {
+  const uint16_t bits = static_cast<uint16_t>(pack_int8(x.y, x.x, 0));
+  __builtin_memcpy(&dst, &bits, sizeof(bits));
 }
 
 // x op y of bf16 tiles of one layout, computed in fp32: each operand pair widened as above.
@@ -218,7 +222,14 @@ template <class D, class X> __device__ __forceinline__ void cast(D& dst, const X
 #pragma unroll
     for (int i = 0; i < D::height; ++i)
 #pragma unroll
-      for (int j = 0; j < D::width; ++j) detail::narrow_int8_slot(dst.tiles[i][j], x.tiles[i][j]);
+      for (int j = 0; j < D::width; ++j) {
+        if constexpr (std::is_same<typename D::layout, flat>::value) {
+          detail::narrow_int8_slot(dst.tiles[i][j], x.tiles[i][j]);
+        } else {
+#pragma unroll
+          for (int p = 0; p < 4; ++p) detail::narrow_int8_pair(dst.tiles[i][j][p], x.tiles[i][j][p]);
+        }
+      }
     return;
   }
   if constexpr (detail::is_rt<D>::value || detail::is_rv<D>::value) {
