@@ -63,13 +63,19 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
                                    (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
 def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
-    """sm_90a's routes for b = W.t() and K a multiple of 16: the GEMV for M ≤ 8 (M 3..8 in
-    blocks of 2 rows of a), the skinny kernels above, at ragged N and K (K/16 rows of 16 not a
-    multiple of the 16-row tile), with and without a bias."""
+    """sm_90a's routes for b = W.t() and K a multiple of 16: the GEMV for M ≤ 2, the skinny
+    kernels above (M 3..8 measured faster there on the H200), at ragged N and K (K/16 rows of 16
+    not a multiple of the 16-row tile), with and without a bias; the GEMV's blocks of 2 rows of
+    a also at M 3..8 (pinned: ⌈M / 2⌉ blocks per band of W)."""
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_nt" if m <= 8 else ("skinny_nt" if m <= 32 else "wgmma_nt")
+    want = "gemv_nt" if m <= 2 else ("skinny_nt" if m <= 32 else "wgmma_nt")
     assert config.choose("nt", m, n, None, k).kernel == want
+    if 2 < m <= 8:
+        with lib.pinned(OP.table, config.gemv(2, 2, 8)):
+            check(m, n, k, bias=m % 2 == 1)
     assert config.choose("nt", m, n, None, k + 8).kernel != "gemv_nt"   # K % 16 != 0
     assert config.choose("nn", m, n, None, k).kernel != "gemv_nt"       # b row-major
 

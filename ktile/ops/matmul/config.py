@@ -4,7 +4,7 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 16 takes the decode GEMV (`gemv_nt`:
+On sm_90a, M ≤ 2 with b = W.t() and K a multiple of 16 takes the decode GEMV (`gemv_nt`:
 one kernel, flat 16-byte tiles, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
@@ -48,11 +48,13 @@ def gemv(rows: int, unroll: int, max_rows: int) -> Route:
 # The decode GEMV (gemv.py) on sm_90a for M ≤ 8, b = W.t() and K a multiple of 16 (its
 # [., K/16, 16] views): MB rows of a per block (M > MB: ⌈M / MB⌉ blocks per band of W rows,
 # launched together so W's rereads come from L2), UNROLL 16 × 16 W tiles in flight per warp.
-# Both at 64 registers (ptxas); MB 4 / 8 take 92 / 124 (too few warps resident to keep
-# enough of W in flight), so M 3..8 takes MB 2 blocks.
+# Both at 64 registers (ptxas); MB 4 / 8 take 92 / 124. M = 2 only: on the H200 (2026-12-02,
+# benchmarks/matmul.py --decode-only --route ...) the MB 2 blocks at M = 2 x 12288 x 4096 took
+# 56.8 us against the split-K kernel's 81.5, but at M = 4 / 8 90.9 / 168.5 against 82.4 / 84.0
+# (W reread from L2 per block, a reloaded per tile): M 3..8 keeps the split-K kernels.
 GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # the grid's y extent times the routes' 4 warps
-GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 8)]
+GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 2)]
 
 # wgmma_sync_nt (the MMA waited for at once) after wgmma_nt: never chosen first, timed when
 # pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
