@@ -13,6 +13,12 @@ those shapes compiles nothing (tests/tier1/test_warmup_build.py counts with
 `ktile.runtime.build_count()`; tests/tier3 on the H200, CUDA-graph capture included).
 Loading the code objects onto a GPU is the first real call's work (it compiles nothing).
 
+A shape that the op's measured table sends to an alternative (docs/tuning.md: a Triton kernel,
+compiled by Triton's JIT at its first call) is called once more, for real (on CALLS' uninitialised inputs), on the
+current CUDA device when it is the warmed target, with alternative routes on: that call is
+where Triton compiles, so none is left for the first call after warm-up (or a CUDA-graph
+capture). Elsewhere (no such device, another target) nothing of the alternatives runs.
+
 `CALLS` (warmup_calls.py) says how to call each public op function, in each of its forms, at
 a (rows, cols) problem: rows and cols as the op's routing table reads them ((rows, cols, inner)
 for matmul and linear: M, N, K). The tuner times ops through the same calls.
@@ -116,7 +122,34 @@ def warmup(shapes_or_model_config: dict, *, target: str | None = None,
                     calls += 1
     build_traces(traces)
     done = build_count() - before
+    for name, rows, cols, dtype in alternative_calls(shapes, target, _torch_dtypes(dtypes)):
+        call_op(name, rows, cols, dtype, sizes, "cuda")      # Triton's JIT compiles here
     return WarmupReport(target, calls, done.compiles, done.hits)
+
+
+def alternative_calls(shapes: dict, target: str, dtypes: list) -> list[tuple]:
+    """(call name, rows, cols, torch dtype) of the warm-up problems that `target`'s measured
+    tables route to an alternative, when the current CUDA device is `target` and alternative
+    routes are on; [] otherwise. Matmul-like calls (rows, cols, inner) have no alternatives."""
+    from .alternatives_dispatch import enabled
+    if not enabled() or _cuda_target() != target:
+        return []
+    found = []
+    for name, problems in shapes.items():
+        table = _op(CALLS[name].op).table
+        routes = table.measured.alternatives(target)
+        for shape in problems:
+            if len(shape) == 2 and any(r.fits(shape[0], shape[1], target) for r in routes):
+                found += [(name, shape[0], shape[1], dtype) for dtype in dtypes]
+    return found
+
+
+def _cuda_target() -> str | None:
+    import torch
+    if not torch.cuda.is_available():
+        return None
+    from ..runtime.devices import device, target_of
+    return target_of(device(torch.cuda.current_device()))
 
 
 def call_shape(name: str, shape: tuple, dtype, sizes: dict | None = None, device: str = "cpu"):
