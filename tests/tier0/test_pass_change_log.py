@@ -216,10 +216,12 @@ def test_budgets_re_verifies_the_kernel_function_its_module_and_return_only(reve
 def test_waits_re_verifies_the_waits_it_annotated_and_their_owners(reverified):
     module, by_pass = reverified("04_gemm", "gemm_wgmma", "gfx1100")
     waits = [op for op in by_pass["waits"] if type(op) is kt.WaitForOp]
-    # a wait naming only buffers an MMA read drains nothing on gfx1100 (the MMA completes
-    # at once there; on sm_90a it is a wgmma.wait_group): the pass clears its counts
+    # a wait naming only what an MMA reads or makes (its buffers, its accumulator) drains
+    # nothing on gfx1100 (the MMA completes at once there; on sm_90a it is a
+    # wgmma.wait_group): the pass clears its counts
     counted = [op for op in waits if "vm" in op.properties or "lds" in op.properties]
-    read = {v for op in module.walk() if type(op) is kt.MmaSharedOp for v in (op.a, op.b)}
+    read = {v for op in module.walk() if type(op) is kt.MmaSharedOp
+            for v in (op.a, op.b, *op.results)}
     assert counted and all(set(op.tiles) <= read for op in set(waits) - set(counted))
     owners = {op.parent_op() for op in waits}
     assert set(by_pass["waits"]) == set(waits) | owners

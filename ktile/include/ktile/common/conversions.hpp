@@ -39,12 +39,9 @@ template <class I> __host__ __device__ __forceinline__ I saturate_int(int64_t v)
 template <class I, class F> __host__ __device__ __forceinline__ I float_to_int(F f) {
   if constexpr (std::is_same<I, int8_t>::value) {
     // clamped in F to int8's range (NaN to -128, replaced by 0 after), then a 32-bit
-    // conversion: no 64-bit one and no branch per element (quantisation's hot path)
-#ifdef __CUDA_ARCH__  // two FMNMX on sm_90a (the ternaries below compile to compare + select)
-    const F c = fmin(fmax(f, F(-128)), F(127));
-#else
+    // conversion: no 64-bit one and no branch per element (compare + select; flat tiles on
+    // sm_90a take maps.hpp's packed conversion instead, not this)
     const F c = f >= F(-128) ? (f <= F(127) ? f : F(127)) : F(-128);
-#endif
     const int32_t v = static_cast<int32_t>(c);
     return static_cast<I>(f != f ? 0 : v);
   }
