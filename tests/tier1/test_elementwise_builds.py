@@ -7,27 +7,18 @@ import importlib.util
 import pytest
 
 from ktile import targets
-from ktile.errors import KernelError
 from ktile.ir import elementwise
 from ktile.runtime.build import build_trace
 from ktile.runtime.cache import BuildCache
 from ktile.runtime.cocheck.llvm import find_tool
-from ktile.runtime.toolchains import nvcc
+from toolchain_checks import has_nvcc
 
 FLOAT_TILE_ROWS = [f for f in elementwise.UNARY if f.hk is not None]
 
 
-def _has_nvcc() -> bool:
-    try:
-        nvcc.find_nvcc()
-    except KernelError:
-        return False
-    return True
-
-
 def _toolchain_missing(target: str) -> str | None:
     if target == "sm_90a":
-        return None if _has_nvcc() else "nvcc"
+        return None if has_nvcc() else "nvcc"
     return None if find_tool("clang++") else "clang++-22"
 
 

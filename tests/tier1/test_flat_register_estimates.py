@@ -13,23 +13,14 @@ no liveness model sees (the norms' routes: docs/ops.md, "The norms").
 """
 import pytest
 
-from ktile.errors import KernelError
 from ktile.ir.query import kernel_func
-from ktile.runtime.toolchains import nvcc
+from toolchain_checks import has_nvcc
 
 BAND = 0.25     # |estimate - ptxas| at most this share of ptxas's count
 
 
-def _has_nvcc() -> bool:
-    try:
-        nvcc.find_nvcc()
-    except KernelError:
-        return False
-    return True
-
-
 pytestmark = [pytest.mark.tier1,
-              pytest.mark.skipif(not _has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
+              pytest.mark.skipif(not has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
 
 
 def _kernels():

@@ -12,19 +12,11 @@ from ktile import targets
 from ktile.errors import KernelError
 from ktile.runtime.build import build_source, build_trace
 from ktile.runtime.cache import BuildCache
-from ktile.runtime.toolchains import nvcc
-
-
-def _has_nvcc() -> bool:
-    try:
-        nvcc.find_nvcc()
-    except KernelError:
-        return False
-    return True
+from toolchain_checks import has_nvcc
 
 
 pytestmark = [pytest.mark.tier1,
-              pytest.mark.skipif(not _has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
+              pytest.mark.skipif(not has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
 
 SM90A = targets.get("sm_90a")
 

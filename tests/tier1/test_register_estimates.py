@@ -9,24 +9,15 @@ runs, and a fixed overhead, fitted to these kernels.
 import pytest
 
 from examples_index import EXAMPLE_NAMES, load
-from ktile.errors import KernelError
 from ktile.ir.query import kernel_func
-from ktile.runtime.toolchains import nvcc
+from toolchain_checks import has_nvcc
 
 MARGIN = 0.45   # |estimate - ptxas| at most this share of ptxas's count (the worst today:
                 # rmsnorm, 66 estimated for 112, whose loop ptxas unrolls; column_sum, 96 for 72)
 
 
-def _has_nvcc() -> bool:
-    try:
-        nvcc.find_nvcc()
-    except KernelError:
-        return False
-    return True
-
-
 pytestmark = [pytest.mark.tier1,
-              pytest.mark.skipif(not _has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
+              pytest.mark.skipif(not has_nvcc(), reason="tier 1: needs nvcc (set KTILE_NVCC)")]
 
 KERNELS = [(name, kernel, constants) for name in EXAMPLE_NAMES
            for kernel, constants in load(name).KERNELS]

@@ -9,26 +9,18 @@ import types
 import pytest
 
 import ktile as hk
-from ktile.errors import KernelError
 from ktile.runtime import build as build_mod
 from ktile.runtime import gpu
 from ktile.runtime.cache import BuildCache
 from ktile.runtime.devices import Device
-from ktile.runtime.toolchains import amd, nvcc
+from ktile.runtime.toolchains import amd
+from toolchain_checks import has_nvcc
 
 torch = pytest.importorskip("torch")
 
 
-def _has_nvcc() -> bool:
-    try:
-        nvcc.find_nvcc()
-    except KernelError:
-        return False
-    return True
-
-
 HAS_CLANG = bool(shutil.which("clang++-22") or os.access(amd.CLANG_FALLBACK, os.X_OK))
-NEEDS = {"sm_90a": (_has_nvcc(), "nvcc")}
+NEEDS = {"sm_90a": (has_nvcc(), "nvcc")}
 NEEDS.update({t: (HAS_CLANG, "clang++-22") for t in ("gfx1100", "gfx1201", "gfx942", "gfx950")})
 pytestmark = pytest.mark.tier1
 
@@ -73,7 +65,7 @@ def test_compiles_for_every_target_without_spills(kernel, target, tmp_path):
     assert "float v" in built.entry.source_path.read_text()
 
 
-@pytest.mark.skipif(not _has_nvcc(), reason="tier 1: needs nvcc")
+@pytest.mark.skipif(not has_nvcc(), reason="tier 1: needs nvcc")
 def test_sm_90a_calls_with_new_values_build_once(monkeypatch, tmp_path):
     log, builds = [], []
 
