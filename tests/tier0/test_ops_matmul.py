@@ -56,8 +56,9 @@ def test_output_dtypes(m, dtype, out_dtype):
 def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     assert check(130, 70, 150) == "wgmma_nt"
-    assert check(40, 70, 150) == "wgmma_nt"          # sm_90a's skinny routes stop at M 32
-    assert check(20, 70, 150) == "skinny_nt"
+    assert check(40, 70, 150) == "skinny_wgmma_nt"   # sm_90a's M 9..64 (skinny_wgmma.py)
+    assert check(20, 70, 150) == "skinny_wgmma_nt"
+    assert check(5, 70, 150) == "skinny_nt"
 
 
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
@@ -71,7 +72,7 @@ def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_nt" if m <= 2 else ("skinny_nt" if m <= 32 else "wgmma_nt")
+    want = "gemv_nt" if m <= 2 else ("skinny_nt" if m <= 8 else "skinny_wgmma_nt")
     assert config.choose("nt", m, n, None, k).kernel == want
     if 2 < m <= 8:
         with lib.pinned(OP.table, config.gemv(2, 2, 8)):

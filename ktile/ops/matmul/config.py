@@ -9,10 +9,11 @@ one kernel, flat 16-byte tiles, no split-K). Otherwise M ≤ 64 takes the skinny
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
 warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
-32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles. sm_90a's skinny routes stop
-at M = 32: the budgets pass's estimate puts every 64-row form at fewer than 16 resident warps
-of 64 (its occupancy floor), so M 33..64 takes the wgmma kernel there. At 64 rows gfx1100
-takes BK 16: BK 32 spills there (clang-22: 30 VGPRs in the W.t() form, 62 row-major).
+32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles. On sm_90a, M 9..64 with
+b = W.t() takes `skinny_wgmma_nt` (skinny_wgmma.py: W by TMA into wgmma, split K as the
+resident slots allow, the same `splitk_reduce`); its `skinny_nt` routes stop at M = 32 (the
+budgets pass's estimate puts every 64-row form under its occupancy floor) and serve M 3..8
+there. At 64 rows gfx1100 takes BK 16: BK 32 spills there (clang-22: 30 VGPRs in the W.t() form, 62 row-major).
 Every route builds with zero spills (tests/tier1/test_ops_build.py) and traces within the
 budgets pass's estimate (tests/tier0/test_ops_routes.py)."""
 from __future__ import annotations
@@ -56,6 +57,15 @@ GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # the grid's y extent times the routes' 4 warps
 GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 2)]
 
+# sm_90a M 9..64, b = W.t(): skinny_wgmma_nt (skinny_wgmma.py), W streamed once by TMA into
+# wgmma (a's rows padded to 64 as the MMA's M side), split K over blocks only as far as the
+# N/BN blocks leave the multiprocessors' resident slots empty (wgmma_splits), then
+# splitk_reduce. 4 warps, BN 128, BK 64, 3 stages: 72 KiB of shared memory, 3 blocks per SM
+# (wgmma_nt's pipeline at the stage count the H200 checked it at: examples/04_gemm.py records
+# wrong rows from the same one-MMA-in-flight form at 2 and 4 stages, cause not found).
+SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 3},
+                             min_rows=9, max_rows=64, targets=SM90, sample=(20, 70))]
+
 # wgmma_sync_nt (the MMA waited for at once) after wgmma_nt: never chosen first, timed when
 # pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
@@ -67,8 +77,8 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
-TABLE = RoutingTable(GEMV_ROUTES + skinny_routes("skinny_nt") + skinny_routes("skinny_nn") + NN_TILES
-                     + NT_TILES)
+TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + skinny_routes("skinny_nt")
+                     + skinny_routes("skinny_nn") + NN_TILES + NT_TILES)
 
 
 def choose(layout: str, rows: int, cols: int, target: str | None,
@@ -103,3 +113,33 @@ def splits(n_blocks: int, k_tiles: int, warps: int, multiprocessors: int) -> int
     wanted = -(-BLOCKS_PER_SM * multiprocessors // n_blocks)
     most = max(1, k_tiles // (warps * MIN_TILES_PER_WARP))
     return max(1, min(wanted, most, MAX_SPLITS))
+
+
+def sm90a_multiprocessor():
+    """The sm_90a facts table's multiprocessor (shared memory per SM and per block)."""
+    from ...targets import get
+    return get("sm_90a").multiprocessor
+
+
+def wgmma_splits(constants: dict, n_blocks: int, k_tiles: int, multiprocessors: int) -> int:
+    """skinny_wgmma_nt's split count: as many splits as the resident block slots (shared
+    memory bound: its stages) hold beside the N/BN blocks, one wave, each split at least two
+    rounds of STAGES tiles, at most MAX_SPLITS; 1 when the N blocks alone fill the slots."""
+    from . import skinny_wgmma
+    sm = sm90a_multiprocessor()
+    stage_bytes = (skinny_wgmma.MAX_ROWS + constants["BN"]) * constants["BK"] * 2
+    block_bytes = constants["STAGES"] * stage_bytes + sm.shared_reserved_per_block
+    slots = max(1, sm.shared_bytes // block_bytes) * multiprocessors
+    most = max(1, k_tiles // (2 * constants["STAGES"]))
+    wanted = max(1, min(slots // n_blocks, most, MAX_SPLITS))
+    per = skinny_wgmma.run_length(k_tiles, wanted, constants["STAGES"])
+    return -(-k_tiles // per)          # no split left with nothing but tiles past K
+
+
+def split_count(route: Route, n: int, k: int, multiprocessors: int) -> int:
+    """Blocks sharing one BN-slice's K tiles for a skinny route at N = n, K = k."""
+    c = route.constants
+    n_blocks, k_tiles = -(-n // c["BN"]), -(-k // c["BK"])
+    if route.kernel == "skinny_wgmma_nt":
+        return wgmma_splits(c, n_blocks, k_tiles, multiprocessors)
+    return splits(n_blocks, k_tiles, c["WARPS"], multiprocessors)

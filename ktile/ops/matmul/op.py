@@ -19,11 +19,12 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import checks, config, gemv, skinny, tiles
+from . import checks, config, gemv, skinny, skinny_wgmma, tiles
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
+           "skinny_wgmma_nt": skinny_wgmma.skinny_wgmma_nt,
            "wgmma_sync_nt": tiles.wgmma_sync_nt,
            "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -75,9 +76,7 @@ def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
         kernel = OP.kernel(route, dtype)
         if not route.kernel.startswith("skinny"):
             return route, kernel, None, 0
-        c = route.constants
-        count = config.splits(-(-n // c["BN"]), -(-k // c["BK"]), c["WARPS"],
-                              multiprocessors(a))
+        count = config.split_count(route, n, k, multiprocessors(a))
         return route, kernel, OP.kernel(config.REDUCE, dtype), count
     return config.TABLE.plan(target, (nt, m, n, k, a.dtype, out_dtype, a.get_device()), make)
 

@@ -1,0 +1,89 @@
+"""The skinny path on sm_90a (M ≤ 64, b the weight W [N, K]): phase 1 of a split-K product,
+W streamed once through a TMA pipeline into wgmma.
+
+Block (n, split) owns BN rows of W (BN columns of out) and a contiguous run of `per` K tiles
+(`per` = STAGES · ⌈tiles / (STAGES · splits)⌉, from the split count, `part`'s depth: one
+build serves every split count). Its four warps (one warpgroup) keep STAGES - 1 stages of
+a's 64 × BK tile and W's BN × BK tile in flight (TMA group loads into shared memory); each
+stage is one wgmma m64nBNk16 chain with both operands from shared memory (`sa @ sb.T`), kept in
+flight while the warps wait for the previous one and for the next stage's loads (tiles.py's
+`wgmma_nt`, one warpgroup). Warp w accumulates rows [16·w, 16·w + 16) of a (rows past M
+read 0: TMA fills them without reading memory, and their results are never stored) and
+writes its fp32 partial into `part[split]` ([splits, M, N]); `splitk_reduce` (skinny.py) sums
+the partials in split order, adds the bias and rounds once.
+
+Why a's rows are the MMA's M side (64 rows whatever M is), not W's ("swap AB"): the output
+tile then has out's orientation, so the partial is one tile store; the transposed form needs
+a per-column extraction (the language has no register transpose). The MMA work padded to 64
+rows (4× at M = 16) is far under the tensor cores' rate at these shapes, and overlaps the
+loads (the wgmma is asynchronous): the kernel's cost is W's bytes.
+
+Edges: a tile past K (the last split's run, or K not a multiple of BK) is zero-filled by TMA
+and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
+read) rather than at the next split's tiles; rows past M and columns past N are not stored.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from .dtypes import pair
+
+MAX_ROWS = 64           # a's rows: one warpgroup's wgmma M side
+
+SHAPES = [
+    (lambda p: p.STAGES >= 3, "STAGES must be at least 3 (a stage's loads are waited for "
+     "one MMA ahead)"),
+    (lambda p: p.a.batch * p.a.depth == 1, "a must be 2-D [M, K]"),
+    (lambda p: p.a.rows <= MAX_ROWS, f"a must have at most {MAX_ROWS} rows (M): larger M "
+     "takes the tile kernels (wgmma_nt)"),
+    (lambda p: p.b.batch * p.b.depth == 1 and p.b.cols == p.a.cols,
+     "b must be the weight [N, K] with a's K columns"),
+    (lambda p: p.part.batch == 1 and p.part.rows == p.a.rows and p.part.cols == p.b.rows,
+     "part must be [splits, M, N]: a's M rows, N = b.rows columns"),
+]
+
+
+def run_length(tiles, splits, stages: int):
+    """K tiles per split: a whole number of STAGES-tile rounds (the loop's unit); device
+    values in the kernel, Python ints on the host (config.wgmma_splits)."""
+    return stages * hk.cdiv(tiles, stages * splits)
+
+
+@functools.lru_cache(maxsize=None)
+def skinny_wgmma_nt(dtype: str):
+    """Phase 1 with b the weight W [N, K] (row-major: `W.t()` is the op's b), sm_90a."""
+    DT = getattr(hk, pair(dtype)[0])
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.b.rows, p.BN), p.part.depth), warps=4,
+               requires=SHAPES)
+    def matmul_skinny_wgmma_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], part: hk.Tensor[hk.fp32],
+                               *, BN: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
+                               STAGES: hk.Constexpr[int] = 3):
+        n, split, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
+        tiles = hk.cdiv(a.cols, BK)
+        per = run_length(tiles, part.depth, STAGES)
+        first = split * per
+        end = first + per
+        sa = [hk.shared(hk.ST(DT, MAX_ROWS, BK)) for _ in range(STAGES)]
+        sb = [hk.shared(hk.ST(DT, BN, BK)) for _ in range(STAGES)]
+        acc = hk.zeros(hk.RT(hk.fp32, MAX_ROWS // 4, BN))   # this warp's 16 rows of a
+        for s in range(STAGES - 1):                          # per ≥ STAGES: all in the run
+            hk.group.load(sa[s], a[hk.tile_coord(0, 0, 0, first + s)])
+            hk.group.load(sb[s], b[hk.tile_coord(0, 0, n, first + s)])
+        hk.wait_for(sa[0], sb[0])
+        hk.barrier()
+        for k in range(first, end, STAGES):
+            for s in range(STAGES):                          # unrolled: buffer s, tile k + s
+                acc += sa[s] @ sb[s].T                       # in flight
+                free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
+                hk.wait_for(sa[free], sb[free], sa[nxt], sb[nxt])  # MMA k+s-1, loads k+s+1
+                hk.barrier()                                 # every warp is done with k+s-1
+                t = k + s + STAGES - 1
+                t = hk.where(t < end, t, tiles)              # past the run: past K, no read
+                hk.group.load(sa[free], a[hk.tile_coord(0, 0, 0, t)])
+                hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, t)])
+        hk.wait_for(*sa, *sb)                                # the last prefetches (past K)
+        part[hk.tile_coord(0, split, w, n)] = acc
+    return matmul_skinny_wgmma_nt
