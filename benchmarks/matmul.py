@@ -39,7 +39,7 @@ DECODE_M = (1, 2, 4, 8, 16, 32)
 PREFILL_M = (512, 2048, 4096, 8192)
 SQUARES = (4096, 8192)
 QUICK_DECODE = ((1, 4096, 4096), (8, 4096, 4096), (32, 4096, 4096), (1, 12288, 4096),
-                (8, 12288, 4096), (4, 24576, 4096))
+                (8, 12288, 4096), (16, 12288, 4096), (4, 24576, 4096), (16, 4096, 12288))
 QUICK_PREFILL = ((4096, 4096, 4096), (2048, 12288, 4096))
 
 
@@ -250,7 +250,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--decode-only", action="store_true", help="only the decode shapes")
     p.add_argument("--route", action="append", default=[], metavar="KERNEL[:NAME=VALUE,...]",
                    help="also time matmul pinned to this route (repeatable): gemv_nt, "
-                        "skinny_nt, gemv_nt:MB=4,UNROLL=1")
+                        "skinny_nt, gemv_nt:MB=4,UNROLL=1, skinny_wgmma_nt:BN=64,STAGES=4")
     return p
 
 
