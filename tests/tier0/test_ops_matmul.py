@@ -64,21 +64,47 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
                                    (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
 def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
-    """sm_90a's routes for b = W.t() and K a multiple of 16: the GEMV for M ≤ 2, the skinny
-    kernels above (M 3..8 measured faster there on the H200), at ragged N and K (K/16 rows of 16
-    not a multiple of the 16-row tile), with and without a bias; the GEMV's blocks of 2 rows of
-    a also at M 3..8 (pinned: ⌈M / 2⌉ blocks per band of W)."""
+    """sm_90a's routes for b = W.t() and K a multiple of 16: the streaming GEMV for M ≤ 4, the
+    skinny kernels above, at ragged N and K (K/16 rows of 16 not a multiple of the 16-row
+    tile), with and without a bias; gemv_nt's blocks of 2 rows of a also at M 3..8 (pinned:
+    ⌈M / 2⌉ blocks per band of W) and the streaming GEMV's MB 8 form at M 5..8 (pinned)."""
     from ktile.ops import _library as lib
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_nt" if m <= 2 else ("skinny_nt" if m <= 8 else "skinny_wgmma_nt")
+    want = "gemv_stream_nt" if m <= 4 else ("skinny_nt" if m <= 8 else "skinny_wgmma_nt")
     assert config.choose("nt", m, n, None, k).kernel == want
     if 2 < m <= 8:
         with lib.pinned(OP.table, config.gemv(2, 2, 8)):
             check(m, n, k, bias=m % 2 == 1)
-    assert config.choose("nt", m, n, None, k + 8).kernel != "gemv_nt"   # K % 16 != 0
-    assert config.choose("nn", m, n, None, k).kernel != "gemv_nt"       # b row-major
+    if 4 < m <= 8:
+        with lib.pinned(OP.table, STREAM_MB8):
+            check(m, n, k, bias=m % 2 == 1)
+    assert not config.choose("nt", m, n, None, k + 8).kernel.startswith("gemv")   # K % 16
+    assert not config.choose("nn", m, n, None, k).kernel.startswith("gemv")       # row-major
+
+
+STREAM_MB8 = config.Route("gemv_stream_nt", {"MB": 8, "RW": 1, "UNROLL": 2, "WARPS": 4},
+                          max_rows=8, targets=config.SM90)
+
+
+@pytest.mark.parametrize("m,n,k,mb,rw,unroll", [(1, 203, 208, 4, 2, 2), (2, 130, 496, 2, 2, 3),
+                                                (4, 99, 272, 4, 1, 2), (2, 141, 48, 2, 4, 1)],
+                         ids=str)
+def test_streaming_gemv_loops_over_groups_of_rows(m, n, k, mb, rw, unroll, monkeypatch):
+    """gemv_stream_nt with more groups of RW rows than warps on the interpreter's grid (4
+    multiprocessors: each warp loops over several groups), a last group cut by N, K/16 rows
+    no multiple of UNROLL's step (the prefetch past K reads 0), M below MB (rows of a past M
+    read 0, their outputs are not written)."""
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul.op import OP
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    route = config.Route("gemv_stream_nt", {"MB": mb, "RW": rw, "UNROLL": unroll, "WARPS": 2},
+                         max_rows=mb, targets=config.SM90)
+    groups, warps = -(-n // rw), config.stream_blocks(route, config.CPU_MULTIPROCESSORS) * 2
+    assert groups > warps
+    with lib.pinned(OP.table, route):
+        check(m, n, k, bias=m != 2)
 
 
 def test_decode_gemv_output_dtypes_and_refusal(monkeypatch):
@@ -89,9 +115,10 @@ def test_decode_gemv_output_dtypes_and_refusal(monkeypatch):
     check(2, 40, 256, dtype="fp16", out_dtype="fp32")
     check(1, 40, 256, dtype="bf16", out_dtype="fp16", bias=False)
     a, w = rand((1, 200), 1), rand((40, 200), 2)
-    with lib.pinned(OP.table, config.GEMV_ROUTES[0]):
-        refused(lambda: ops.matmul(a, w.t()), "gemv_nt", "K", "multiple of 16",
-                kind=InputError)
+    for route in (config.GEMV_ROUTES[0], config.gemv(1, 4, 1)):
+        with lib.pinned(OP.table, route):
+            refused(lambda: ops.matmul(a, w.t()), route.kernel, "K", "multiple of 16",
+                    kind=InputError)
 
 
 def test_k_splits_over_blocks_when_few_slices():

@@ -4,8 +4,8 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-On sm_90a, M ≤ 2 with b = W.t() and K a multiple of 16 takes the decode GEMV (`gemv_nt`:
-one kernel, flat 16-byte tiles, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
+On sm_90a, M ≤ 4 with b = W.t() and K a multiple of 16 takes the streaming decode GEMV
+(`gemv_stream_nt`: one kernel, flat 16-byte tiles, a grid sized to the machine, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
 warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
@@ -46,16 +46,39 @@ def gemv(rows: int, unroll: int, max_rows: int) -> Route:
                  max_cols=GEMV_MAX_N, targets=SM90, sample=(max_rows - 1 or 1, 70))
 
 
-# The decode GEMV (gemv.py) on sm_90a for M ≤ 8, b = W.t() and K a multiple of 16 (its
-# [., K/16, 16] views): MB rows of a per block (M > MB: ⌈M / MB⌉ blocks per band of W rows,
-# launched together so W's rereads come from L2), UNROLL 16 × 16 W tiles in flight per warp.
-# Both at 64 registers (ptxas); MB 4 / 8 take 92 / 124. M = 2 only: on the H200 (2026-12-02,
-# benchmarks/matmul.py --decode-only --route ...) the MB 2 blocks at M = 2 x 12288 x 4096 took
-# 56.8 us against the split-K kernel's 81.5, but at M = 4 / 8 90.9 / 168.5 against 82.4 / 84.0
-# (W reread from L2 per block, a reloaded per tile): M 3..8 keeps the split-K kernels.
+def gemv_stream(rows: int, w_rows: int, unroll: int) -> Route:
+    return Route("gemv_stream_nt", {"MB": rows, "RW": w_rows, "UNROLL": unroll, "WARPS": 4},
+                 max_rows=rows, targets=SM90, sample=(rows, 70))
+
+
+# The decode GEMVs on sm_90a for M ≤ 4, b = W.t() and K a multiple of 16 (their [., K/16, 16]
+# views). `gemv_stream_nt` (gemv_stream.py): a grid of blocks_per_sm blocks per
+# multiprocessor (the op passes BLOCKS = multiprocessors x blocks_per_sm), each warp looping
+# over groups of RW W rows, the next step's RW x UNROLL W tiles loaded before this step's math
+# (carried through the K loop: 512-byte accesses in flight during the math), MB rows of a per
+# warp (M <= MB). blocks_per_sm is the residency ptxas's registers allow (CUDA 13.0, bf16):
+# MB 1 / RW 2 / UNROLL 2: 90 registers, 5 blocks of 4 warps (20 warps x 2 KiB of W in flight);
+# MB 2 / 2 / 2: 122, 4 blocks (16 x 2 KiB); MB 4 / 1 / 2: 112, 4 blocks (16 x 1 KiB). MB 4 at
+# RW 2 (160 registers) and MB 8 (162 at RW 1 / UNROLL 2) fall under the budgets pass's
+# occupancy floor (14 of 64 warps), so M 5..8 keeps the skinny kernels. Not yet measured on
+# the H200: benchmarks/matmul.py --decode-only times them against cuBLAS, and --route
+# gemv_stream_nt:MB=8,RW=1,UNROLL=2 (or gemv_nt, skinny_nt) compares other constants.
+# `gemv_nt` (gemv.py, one W row per warp, blocks that end after one row; ptxas interleaves its
+# loads with the math, about one W access in flight per warp) stays pinnable: on the H200
+# (2026-12-02) 38.6 us at 1 x 12288 x 4096 (62% of copy), 56.8 at M = 2.
+STREAM_BLOCKS_PER_SM = {(1, 2, 2): 5, (2, 2, 2): 4, (4, 1, 2): 4}  # by (MB, RW, UNROLL)
+STREAM_BLOCKS_PER_SM_OTHER = 3   # a pinned route's other constants (a benchmark's --route)
 GEMV_K_MULTIPLE = 16
-GEMV_MAX_N = 65535 * 4           # the grid's y extent times the routes' 4 warps
-GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 2)]
+GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 warps
+GEMV_ROUTES = [gemv_stream(1, 2, 2), gemv_stream(2, 2, 2), gemv_stream(4, 1, 2),
+               gemv(1, 4, 1), gemv(2, 2, 2)]
+
+
+def stream_blocks(route: Route, multiprocessors: int) -> int:
+    """gemv_stream_nt's grid: its constants' blocks per multiprocessor on every one."""
+    c = route.constants
+    key = (c.get("MB", 1), c.get("RW", 2), c.get("UNROLL", 2))
+    return multiprocessors * STREAM_BLOCKS_PER_SM.get(key, STREAM_BLOCKS_PER_SM_OTHER)
 
 # sm_90a M 9..64, b = W.t(): skinny_wgmma_nt (skinny_wgmma.py), W streamed once by TMA into
 # wgmma (a's rows padded to 64 as the MMA's M side), split K over blocks only as far as the
@@ -90,7 +113,7 @@ def choose(layout: str, rows: int, cols: int, target: str | None,
     if pinned is not None and pinned.kernel.endswith(layout):
         return pinned
     for route in TABLE.measured.get(target, []) + TABLE.routes:
-        if route.kernel == "gemv_nt" and (depth is None or depth % GEMV_K_MULTIPLE):
+        if route.kernel.startswith("gemv") and (depth is None or depth % GEMV_K_MULTIPLE):
             continue
         if route.kernel.endswith(layout) and route.fits(rows, cols, target):
             return route

@@ -5,8 +5,9 @@ bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
 a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
 fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
 read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
-(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 16
-takes the decode GEMV on sm_90a (one kernel, W streamed once); M ≤ 64 otherwise the skinny
+(nn.Linear's layout); any other layout is refused. M ≤ 4 with b = W.t() and K a multiple of 16
+takes the streaming decode GEMV on sm_90a (one kernel on a grid sized to the machine, W
+streamed once); M ≤ 64 otherwise the skinny
 kernels, K split over blocks and the partials summed in a fixed order; larger M the tile
 kernels.
 """
@@ -19,14 +20,15 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import checks, config, gemv, skinny, skinny_wgmma, tiles
+from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, tiles
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
            "skinny_wgmma_nt": skinny_wgmma.skinny_wgmma_nt,
            "wgmma_sync_nt": tiles.wgmma_sync_nt,
-           "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt}
+           "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt,
+           "gemv_stream_nt": gemv_stream.gemv_stream_nt}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -74,6 +76,8 @@ def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
         route = config.choose("nt" if nt else "nn", m, n, target, k)
         dtype = name_of(lib.kt_dtype(a), checks.OUT_DTYPES.get(out_dtype))
         kernel = OP.kernel(route, dtype)
+        if route.kernel == "gemv_stream_nt":                 # the count: its grid's blocks
+            return route, kernel, None, config.stream_blocks(route, multiprocessors(a))
         if not route.kernel.startswith("skinny"):
             return route, kernel, None, 0
         count = config.split_count(route, n, k, multiprocessors(a))
@@ -89,15 +93,16 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
     n = out.shape[1]
     route, kernel, reduce, count = plan(a, nt, n, out.dtype)
     bias = zero_bias(n, a) if bias is None else bias
-    if route.kernel == "gemv_nt":
+    if route.kernel.startswith("gemv"):
         m, k = a.shape
         if k % config.GEMV_K_MULTIPLE:
-            raise InputError(f"matmul: the pinned route gemv_nt needs K (a.shape[1] = {k}) a "
-                             f"multiple of {config.GEMV_K_MULTIPLE}",
+            raise InputError(f"matmul: the pinned route {route.kernel} needs K (a.shape[1] = "
+                             f"{k}) a multiple of {config.GEMV_K_MULTIPLE}",
                              hint="pin a skinny_nt route for this K")
         rows = (k // 16, 16)                              # each row a plane of 16-wide rows
+        grid = {"BLOCKS": count} if route.kernel == "gemv_stream_nt" else {}
         lib.run(kernel, a.view(m, *rows), weight.view(n, *rows), bias.view(n, 1),
-                out.view(m, n, 1), **route.constants)
+                out.view(m, n, 1), **route.constants, **grid)
         return
     if reduce is None:
         lib.run(kernel, a, weight, bias, out, **route.constants)
@@ -176,7 +181,7 @@ def case(rows: int, cols: int, dtype: str, device: str = "cpu", *,
     if layout is None:
         layout = pinned.kernel[-2:] if pinned is not None and pinned.kernel != "splitk_reduce" \
             else "nt"
-    k = GEMV_CASE_K if pinned is not None and pinned.kernel == "gemv_nt" else CASE_K
+    k = GEMV_CASE_K if pinned is not None and pinned.kernel.startswith("gemv") else CASE_K
     inputs, output = pair(dtype)
     a = lib.random((rows, k), 31, inputs, device)
     w = lib.random((cols, k), 32, inputs, device)

@@ -1,0 +1,94 @@
+"""The streaming decode GEMV (M ≤ 8, b = W.t() of a row-major weight W [N, K], K a multiple
+of 16): out = a · Wᵀ (+ bias), one kernel, W read exactly once, on a grid sized to the machine.
+
+Views as in gemv.py: W as [N, K/16, 16] and a as [M, K/16, 16], so a flat 16 × 16 tile at tile
+row r of a plane is 256 consecutive elements of one row (a 512-byte warp access, one 16-byte
+unit per lane) and W's and a's tiles at the same r hold the same K indices in the same lanes.
+
+Work: W's rows in groups of RW. The grid is BLOCKS blocks of WARPS warps (BLOCKS from the
+device's multiprocessor count: the op passes it), and warp w of block x takes groups
+w·BLOCKS + x, then every BLOCKS·WARPS-th (a persistent loop: no block ends after one row, and
+a last round of fewer groups than warps is spread over every block). For its group a warp walks
+K UNROLL tiles at a time: the step's RW·UNROLL W tiles and MB·UNROLL a tiles are loaded before
+its math (RW·UNROLL 512-byte W accesses in flight per warp), and each W tile is multiplied by
+all MB a tiles while it is in registers (each a tile serves RW rows of W). The RW·MB fp32
+accumulators are reduced once per group (`hk.tile_sum`: the lane's elements, then a fixed
+butterfly: the same bits every run, no atomics), the bias added in fp32, rounded once.
+
+Out is [M, N, 1] and the bias [N, 1]: a 16-element column vector at (m, n, 0) has one element
+inside the global, a single-value store. Edges: tile rows past K/16, rows past N or M read 0;
+outputs past N or M are not written.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from .dtypes import pair
+
+MAX_ACCUMULATORS = 8    # RW · MB fp32 tiles a warp carries through its K loop (named below)
+MAX_W_TILES = 8         # RW · UNROLL W tiles carried into the next step (named below)
+
+STREAM_SHAPES = [
+    (lambda p: p.RW * p.MB <= MAX_ACCUMULATORS,
+     f"RW x MB (W rows x a rows per warp) must be at most {MAX_ACCUMULATORS}"),
+    (lambda p: p.RW * p.UNROLL <= MAX_W_TILES,
+     f"RW x UNROLL (W tiles in flight per warp) must be at most {MAX_W_TILES}"),
+    (lambda p: p.a.depth <= p.MB, "MB (the rows of a each warp holds) must be at least M"),
+    (lambda p: p.a.batch == 1 and p.a.cols == 16, "a must be passed as [M, K/16, 16]"),
+    (lambda p: p.w.batch == 1 and p.w.cols == 16 and p.w.rows == p.a.rows,
+     "w must be the weight passed as [N, K/16, 16], a's K/16 rows"),
+    (lambda p: p.out.batch == 1 and p.out.depth == p.a.depth and p.out.rows == p.w.depth
+     and p.out.cols == 1, "out must be passed as [M, N, 1]"),
+    (lambda p: p.bias.batch * p.bias.depth == 1 and p.bias.rows == p.w.depth
+     and p.bias.cols == 1, "bias must be passed as [N, 1]"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def gemv_stream_nt(dtype: str):
+    """out = a · Wᵀ + bias for the pair's input and output dtype (docstring above)."""
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (p.BLOCKS,), warps="WARPS", requires=STREAM_SHAPES)
+    def matmul_gemv_stream_nt(a: hk.Tensor[DT], w: hk.Tensor[DT], bias: hk.Tensor[DT],
+                              out: hk.Tensor[OUT], *, MB: hk.Constexpr[int] = 1,
+                              RW: hk.Constexpr[int] = 2, UNROLL: hk.Constexpr[int] = 4,
+                              WARPS: hk.Constexpr[int] = 4, BLOCKS: hk.Constexpr[int] = 528):
+        t = hk.RT(DT, 16, 16, "flat")
+        first = hk.arch.warp_id * BLOCKS + hk.arch.block_idx.x
+        for g in range(first, hk.cdiv(w.depth, RW), BLOCKS * WARPS):
+            n0 = g * RW
+            # named carried values (a runtime loop carries names, not list items): the RW·MB
+            # accumulators (W row i and a row m at i·MB + m) and the RW·UNROLL W tiles of the
+            # next step (row i, tile u at i·UNROLL + u); past their counts a scalar 0 the
+            # loop leaves alone
+            c0, c1, c2, c3, c4, c5, c6, c7 = [
+                hk.zeros(hk.RT(hk.fp32, 16, 16, "flat")) if j < RW * MB else 0.0
+                for j in range(MAX_ACCUMULATORS)]
+            w0, w1, w2, w3, w4, w5, w6, w7 = [
+                w[hk.tile_coord(0, n0 + j // UNROLL, j % UNROLL, 0)].load(t)
+                if j < RW * UNROLL else 0.0 for j in range(MAX_W_TILES)]
+            for r in range(0, hk.cdiv(w.rows, 16), UNROLL):
+                ws = [w0, w1, w2, w3, w4, w5, w6, w7]
+                # the next step's W tiles, in flight during this step's math (past K: 0)
+                w0, w1, w2, w3, w4, w5, w6, w7 = [
+                    w[hk.tile_coord(0, n0 + j // UNROLL, r + UNROLL + j % UNROLL, 0)].load(t)
+                    if j < RW * UNROLL else 0.0 for j in range(MAX_W_TILES)]
+                accs = [c0, c1, c2, c3, c4, c5, c6, c7]
+                for u in range(UNROLL):
+                    # a's tiles (L1 hits after the first warp) loaded where they are used:
+                    # MB · UNROLL of them held at once would cost the registers of occupancy
+                    xs = [a[hk.tile_coord(0, m, r + u, 0)].load(t) for m in range(MB)]
+                    for i in range(RW):
+                        wf = ws[i * UNROLL + u].to(hk.fp32)
+                        for m in range(MB):
+                            accs[i * MB + m] = accs[i * MB + m] + wf * xs[m].to(hk.fp32)
+                c0, c1, c2, c3, c4, c5, c6, c7 = accs
+            accs = [c0, c1, c2, c3, c4, c5, c6, c7]
+            for i in range(RW):
+                b = bias[hk.elem_coord(0, 0, n0 + i, 0)].load(hk.RV(DT, 16, "col")).to(hk.fp32)
+                for m in range(MB):
+                    out[hk.elem_coord(0, m, n0 + i, 0)] = (b + hk.tile_sum(accs[i * MB + m])).to(OUT)
+    return matmul_gemv_stream_nt
