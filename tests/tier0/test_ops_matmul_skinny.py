@@ -34,7 +34,9 @@ def test_matches_reference_at_ragged_shapes(m, n, k):
 
 @pytest.mark.parametrize("constants", [{"BN": 64, "BK": 32, "STAGES": 4},
                                        {"BN": 32, "BK": 64, "STAGES": 5},
-                                       {"BN": 128, "BK": 16, "STAGES": 3}], ids=str)
+                                       {"BN": 128, "BK": 16, "STAGES": 3},
+                                       {"BN": 64, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0}],
+                         ids=str)
 def test_other_constants_match_the_reference(constants):
     """Pinned as the tuner or benchmarks/matmul.py --route would: runs of 4 and 5 stages,
     narrower tiles, a run length that leaves prefetches past the split's last tile."""
@@ -84,9 +86,10 @@ def test_split_count(n, k, sms):
 
 
 def test_routes_m_9_to_64_on_sm90a_only_for_the_weight_layout():
-    fits = {m: config.choose("nt", m, 4096, "sm_90a", 4096).kernel for m in (8, 9, 32, 64, 65)}
-    assert fits == {8: "skinny_nt", 9: "skinny_wgmma_nt", 32: "skinny_wgmma_nt",
-                    64: "skinny_wgmma_nt", 65: "wgmma_nt"}
+    fits = {m: config.choose("nt", m, 4096, "sm_90a", 4096).kernel for m in (9, 32, 64, 65)}
+    assert fits == {9: "skinny_wgmma_nt", 32: "skinny_wgmma_nt", 64: "skinny_wgmma_nt",
+                    65: "wgmma_nt"}
+    assert config.choose("nt", 8, 4096, "sm_90a", 4096).kernel != "skinny_wgmma_nt"
     assert config.choose("nn", 16, 4096, "sm_90a", 4096).kernel == "skinny_nn"
     for target in ("gfx1100", "gfx950"):
         assert config.choose("nt", 16, 4096, target, 4096).kernel == "skinny_nt"

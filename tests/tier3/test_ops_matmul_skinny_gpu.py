@@ -1,8 +1,9 @@
 """sm_90a's skinny route (`skinny_wgmma_nt`, M 9..64, b = W.t()) on the GPU (tier 3, skipped
 without one): Qwen3-8B's decode shapes and ragged ones (N not a multiple of BN, K not of BK:
 the TMA's zero-filled tail) against an fp32 product; its other stage counts and tile widths
-pinned as benchmarks/matmul.py --route pins them (the one-MMA-in-flight pipeline gave wrong
-rows at 2 and 4 stages in examples/04_gemm.py's form: this checks the kernel's own); the same
+pinned as benchmarks/matmul.py --route pins them, in both wait forms (the one-MMA-in-flight
+pipeline gave wrong rows at 2 and 4 stages in examples/04_gemm.py's form: this checks the
+kernel's own, and its drained IN_FLIGHT 0 form); the same
 bits run to run and from a CUDA-graph replay (split K summed in a fixed order)."""
 import pytest
 
@@ -26,6 +27,8 @@ def test_shapes_match_fp32(m, n, k):
 
 
 @pytest.mark.parametrize("constants", [{"BN": 128, "BK": 64, "STAGES": 4},
+                                       {"BN": 128, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0},
+                                       {"BN": 128, "BK": 64, "STAGES": 3, "IN_FLIGHT": 0},
                                        {"BN": 64, "BK": 64, "STAGES": 4},
                                        {"BN": 64, "BK": 64, "STAGES": 6}], ids=str)
 @pytest.mark.parametrize("m", [4, 16, 40])

@@ -18,6 +18,12 @@ a per-column extraction (the language has no register transpose). The MMA work p
 rows (4× at M = 16) is far under the tensor cores' rate at these shapes, and overlaps the
 loads (the wgmma is asynchronous): the kernel's cost is W's bytes.
 
+IN_FLIGHT 0 waits for each stage's MMA before the next load is issued (`wgmma.wait_group 0`,
+the form examples/04_gemm.py drains to after the one-in-flight form gave wrong rows at 2 and
+4 stages there, on the H200): the loads stay STAGES - 1 tiles ahead either way, and a
+memory-bound loop has the MMA's latency to spare. The route keeps 1 at 3 stages, the form
+and count `wgmma_nt` was checked at on the H200.
+
 Edges: a tile past K (the last split's run, or K not a multiple of BK) is zero-filled by TMA
 and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
 read) rather than at the next split's tiles; rows past M and columns past N are not stored.
@@ -60,7 +66,8 @@ def skinny_wgmma_nt(dtype: str):
                requires=SHAPES)
     def matmul_skinny_wgmma_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], part: hk.Tensor[hk.fp32],
                                *, BN: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
-                               STAGES: hk.Constexpr[int] = 3):
+                               STAGES: hk.Constexpr[int] = 3,
+                               IN_FLIGHT: hk.Constexpr[int] = 1):
         n, split, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         tiles = hk.cdiv(a.cols, BK)
         per = run_length(tiles, part.depth, STAGES)
@@ -78,7 +85,10 @@ def skinny_wgmma_nt(dtype: str):
             for s in range(STAGES):                          # unrolled: buffer s, tile k + s
                 acc += sa[s] @ sb[s].T                       # in flight
                 free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
-                hk.wait_for(sa[free], sb[free], sa[nxt], sb[nxt])  # MMA k+s-1, loads k+s+1
+                if IN_FLIGHT:                                # MMA k+s-1, loads k+s+1
+                    hk.wait_for(sa[free], sb[free], sa[nxt], sb[nxt])
+                else:                                        # MMA k+s too (drained)
+                    hk.wait_for(acc, sa[nxt], sb[nxt])
                 hk.barrier()                                 # every warp is done with k+s-1
                 t = k + s + STAGES - 1
                 t = hk.where(t < end, t, tiles)              # past the run: past K, no read
