@@ -78,7 +78,7 @@ SPACES: dict[str, Space] = {
     "rms_norm": NORMS,
     "fused_add_rms_norm": NORMS,
     "layer_norm": NORMS,
-    "softmax": Space(vary=("WARPS",)),
+    "softmax": Space(vary=("WARPS", "C")),
     "act_and_mul": Space(vary=("WARPS", "COLS")),
     # not elementwise: it chooses through a table of its own per kernel name
     # (elementwise/config.py), which `pinned` does not reach, so a candidate could not be timed

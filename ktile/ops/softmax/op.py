@@ -3,9 +3,10 @@ fp16 or fp32 tensor, computed in float32 and rounded once to x's dtype.
 
 The kernels reduce along rows (the last axis); another `dim` is moved last (a copy), computed,
 and moved back. Rows of a multiple of 16 columns are passed to the row-tile kernels as
-[rows * 16, cols // 16] views (row_tile.py); wide rows with few rows split across blocks in two
-phases (float32 partial max and sum per block, folded in order: no atomics). Other widths take
-the 16-row kernels (kernels.py). `torch.ops.ktile.softmax` and its `_out` form."""
+[rows * 16, cols // 16] views (row_tile.py), or, for the chunk kernels (chunks.py: every warp
+tile one contiguous run of the row), as [rows, cols // C, C]; wide rows with few rows split
+across blocks in two phases (float32 partial max and sum per block, folded in order: no
+atomics). Other widths take the 16-row kernels (kernels.py). `torch.ops.ktile.softmax` and its `_out` form."""
 from __future__ import annotations
 
 import functools
@@ -14,7 +15,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import config, kernels, row_tile
+from . import chunks, config, kernels, row_tile
 
 DTYPES = ("bf16", "fp16", "fp32")
 CPU_MULTIPROCESSORS = 2      # the interpreter's stand-in: splits stay few and quick
@@ -63,6 +64,29 @@ def _launch_row_tile(route, kernel, twin, x, out, rows: int, cols: int) -> None:
     lib.run(twin, xv, m.view(rows, splits), s.view(rows, splits), ov, **route.constants)
 
 
+def _launch_chunks(route, kernel, twin, x, out, rows: int, cols: int) -> None:
+    """x (rows of cols, a multiple of C) viewed as [rows, cols // C, C]: a tile of 16 view rows
+    is 16·C contiguous elements of one row (chunks.py)."""
+    c = route.constants["C"]
+    if cols % c:
+        raise InputError(f"softmax: route {route.kernel} takes rows of a multiple of C = {c} "
+                         f"columns, got {cols}", hint="take a route with a C that divides the "
+                         "row, or the row-tile kernels")
+    if twin is None and route.kernel in config.SPLIT_TWINS.values():
+        raise InputError(f"softmax: {route.kernel} is the second phase of a split route",
+                         hint=f"pin its first phase instead: {route.kernel} runs after it")
+    xv, ov = x.view(rows, cols // c, c), out.view(rows, cols // c, c)
+    if twin is None:
+        lib.run(kernel, xv, ov, **route.constants)
+        return
+    blocks = _multiprocessors(x.device) * config.BLOCKS_PER_SM
+    splits = config.chunk_split_count(rows, cols, c, route.constants["WARPS"], blocks)
+    m = torch.empty((rows, splits, 1), dtype=torch.float32, device=x.device)
+    s = torch.empty_like(m)
+    lib.run(kernel, xv, m, s, **route.constants)     # [rows, splits, 1]
+    lib.run(twin, xv, m.view(rows, splits), s.view(rows, splits), ov, **route.constants)
+
+
 def _launch_rows16(route, kernel, twin, x, out, rows: int, cols: int) -> None:
     """The 16-row kernels (kernels.py): any width."""
     x2, o2 = x.view(rows, cols), out.view(rows, cols)
@@ -80,7 +104,8 @@ def launch(x: torch.Tensor, out: torch.Tensor) -> None:
     """Softmax of each row of contiguous x into out (x's shape)."""
     route, kernel, twin = plan(x, lib.target_of(x))
     cols = x.shape[-1]
-    launch_as = _launch_row_tile if route.kernel in row_tile.KERNELS else _launch_rows16
+    launch_as = (_launch_row_tile if route.kernel in row_tile.KERNELS else
+                 _launch_chunks if route.kernel in chunks.KERNELS else _launch_rows16)
     launch_as(route, kernel, twin, x, out, x.numel() // cols, cols)
 
 
@@ -145,6 +170,7 @@ def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, 
     return lib.max_error(softmax(x), want), tolerance(getattr(dtypes, dtype))
 
 
-OP = lib.Op("softmax", {"softmax": softmax}, {**row_tile.KERNELS, **kernels.KERNELS}, DTYPES,
+OP = lib.Op("softmax", {"softmax": softmax},
+            {**row_tile.KERNELS, **chunks.KERNELS, **kernels.KERNELS}, DTYPES,
             config.TABLE, "ktile.ops.softmax.reference", case=case)
 OPS = [OP]

@@ -1,6 +1,7 @@
 """Time every softmax route at each shape on the GPU, against torch.softmax and a copy: the
-data that choose config.py's switches (held or loop at 4096 x 32000, the split path's row limit,
-and its blocks per multiprocessor: each of SPLIT_BLOCKS_PER_SM is timed). Each route is pinned
+data that choose config.py's switches (held or loop at 4096 x 32000, the split paths' row limits,
+row-tile against chunk (chunks.py) splits and loops, and the splits' blocks per multiprocessor:
+each of SPLIT_BLOCKS_PER_SM is timed). Each route is pinned
 in turn (`_library.pinned`); a route whose kernel refuses the shape (a held route too narrow)
 is skipped. Every timed result is checked against torch first. `--explore` also times EXPLORE:
 row-tile constants the table does not ship (wider or narrower tiles, other warp counts), each
@@ -25,11 +26,13 @@ from . import config, op
 
 ROWS = (1, 8, 32, 128, 256, 4096, 16384)
 COLS = (1024, 4096, 8192, 16384, 32000, 128256, 151936)
-QUICK = [(32, 151936), (1, 128256), (1, 32000), (128, 32000), (4096, 32000), (4096, 4096),
-         (32, 4096), (8, 16384), (16384, 4096)]
+QUICK = [(32, 151936), (1, 128256), (1, 32000), (32, 32000), (128, 32000), (4096, 32000),
+         (4096, 151936), (4096, 4096), (32, 4096), (8, 16384), (16384, 4096)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 REPEAT = 20
-TIMED = ("softmax_held", "softmax_stats", "softmax_loop")
+TIMED = ("softmax_held", "softmax_stats", "softmax_loop", "softmax_chunk_stats",
+         "softmax_chunk_loop")
+SPLITS = ("softmax_stats", "softmax_chunk_stats")     # timed at each SPLIT_BLOCKS_PER_SM
 SPLIT_BLOCKS_PER_SM = (1, 2, 4, 8)
 EXPLORE = [             # not shipped: timed with --explore where the kernel takes the shape
     lib.Route("softmax_held", {"C": 32, "HELD": 1, "WARPS": 2}, cols_multiple=config.TILE),
@@ -45,6 +48,13 @@ EXPLORE = [             # not shipped: timed with --explore where the kernel tak
     lib.Route("softmax_loop", {"C": 32, "WARPS": 8}, cols_multiple=config.TILE),
     lib.Route("softmax_loop", {"C": 64, "WARPS": 16}, cols_multiple=config.TILE),
     lib.Route("softmax_loop", {"C": 64, "WARPS": 4}, cols_multiple=config.TILE),
+    config.chunk_split(config.SPLIT_MAX_ROWS, constants={"C": 16, "WARPS": 4}),
+    config.chunk_split(config.SPLIT_MAX_ROWS, constants={"C": 32, "WARPS": 8}),
+    config.chunk_split(config.SPLIT_MAX_ROWS, constants={"C": 64, "WARPS": 4}),
+    config.chunk_split(config.SPLIT_MAX_ROWS, constants={"C": 16, "WARPS": 8}),
+    lib.Route("softmax_chunk_loop", {"C": 32, "WARPS": 8}, cols_multiple=32),
+    lib.Route("softmax_chunk_loop", {"C": 64, "WARPS": 4}, cols_multiple=64),
+    lib.Route("softmax_chunk_loop", {"C": 32, "WARPS": 16}, cols_multiple=32),
 ]
 
 
@@ -99,7 +109,7 @@ def time_shape(rows: int, cols: int, dtype: str, explore: bool = False) -> list[
                {"rows": rows, "cols": cols, "dtype": dtype, "route": "copy",
                 "us": median_us(lambda: out.copy_(x))}]
     for route in candidates(explore):
-        for per_sm in SPLIT_BLOCKS_PER_SM if route.kernel == "softmax_stats" else (None,):
+        for per_sm in SPLIT_BLOCKS_PER_SM if route.kernel in SPLITS else (None,):
             record = time_route(route, x, out, want, per_sm)
             if record is not None:
                 records.append({"rows": rows, "cols": cols, "dtype": dtype, **record,
