@@ -1,7 +1,8 @@
 """ktile.ops.matmul on the GPU (tier 3, skipped without one), beyond the generic op test
 (tests/tier3/test_ops_gpu.py: b as W.t() at K = 200): the model shapes of decode and prefill
 at K 4096 in both layouts of b, with and without a bias, against an fp32 product; a ragged
-K (4100: the skinny kernels; 4112: the decode GEMV's ragged last tile); linear over 3 dimensions; the same bits from a CUDA-graph replay and from run to run (the
+K (4100: the skinny kernels; 4112: the decode GEMV's ragged last tile); each streaming GEMV
+route at ragged shapes; linear over 3 dimensions; the same bits from a CUDA-graph replay and from run to run (the
 split-K partials are summed in a fixed order)."""
 import pytest
 
@@ -58,3 +59,23 @@ def test_decode_replays_from_a_cuda_graph_with_the_same_bits():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, want)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 8])
+@pytest.mark.parametrize("n,k", [(4001, 4112), (24576, 4096), (33, 208)])
+def test_streaming_gemv_routes_at_ragged_shapes(m, n, k):
+    """gemv_stream_nt on the device's grid (multiprocessors x blocks per SM): the routed MB
+    1 / 2 / 4 forms, and MB 8 pinned (M 5..8), at an odd N (a last group of W rows cut by N),
+    K/16 no multiple of the step, more groups than warps (24576) and fewer (33)."""
+    import ktile.ops as ops
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul import config
+    from ktile.ops.matmul.op import OP
+    a, w, bias = rand(m, k, seed=9), rand(n, k, seed=10), rand(n, seed=11)
+    route = next((r for r in config.GEMV_ROUTES if r.kernel == "gemv_stream_nt"
+                  and r.fits(m, n, "sm_90a")),
+                 config.Route("gemv_stream_nt", {"MB": 8, "RW": 1, "UNROLL": 2, "WARPS": 4}))
+    with lib.pinned(OP.table, route):
+        got = ops.matmul(a, w.t(), bias if m % 2 else None)
+        assert torch.equal(ops.matmul(a, w.t(), bias if m % 2 else None), got)
+    assert_close(got, a, w.t(), bias if m % 2 else None)
