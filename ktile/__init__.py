@@ -37,7 +37,7 @@ _LAZY = {name: "ktile.lang.builtins" for name in (
     "tile_coord", "elem_coord", "cdiv", "to_float", "full", "zeros", "ones", "neg_infty", "iota",
     *_elementwise.BY_HK_NAME, "where", "cast", "row_sum", "row_max", "row_min",
     "col_sum", "col_max", "col_min", "sum", "tile_sum", "tile_max", "tile_min", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt",
-    "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "gather", "scatter",
+    "shared", "load_async", "wait_for", "barrier", "causal_mask", "rand", "rand4", "gather", "scatter",
     "arch", "math", "group", "lds",
     # hk-dsl's spellings (ktile/lang/hk_compat.py; docs/hk-compat.md)
     "collective", "col_vec", "row_vec", "broadcast_row", "broadcast_col", "coord", "if_",
@@ -46,6 +46,7 @@ _LAZY.update({name: "ktile.lang.hk_compat" for name in (
     "View", "Group", "Int", "Bool", "Tile", "Vec", "Global", "SharedTile", "SharedVec", "Coord")})
 _LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret",
               "torch_op": "ktile.runtime.torch_op"})
+_LAZY["pipeline"] = "ktile.lang.pipeline"   # hk.pipeline: warpgroup roles over shared stages
 _LAZY["ops"] = "ktile.ops"   # `import ktile; ktile.ops.rms_norm(...)`: torch loads on first use
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..ir import elementwise
 from ..ir import ops as kt
+from ..ir.ops_pipeline import role_warps
 from .cpp_types import float_literal
 from ..ir.types import RegTileType
 from .emitter import Emitter, missing_lowering
@@ -40,7 +41,8 @@ def lower_mma(e: Emitter, op: kt.MmaOp) -> None:
 def lower_mma_shared(e: Emitter, op: kt.MmaSharedOp) -> None:
     """The warp count is a template argument: on sm_90a whole warpgroups (warps % 4 == 0)
     issue wgmma, other blocks mma.sync; the AMD headers ignore it."""
-    _call(e, op, f"kt::mma_ABt_shared<{e.warps}>", op.a, op.b, op.acc)
+    warps = role_warps(op) or e.warps      # a pipeline role's warps, else the block's
+    _call(e, op, f"kt::mma_ABt_shared<{warps}>", op.a, op.b, op.acc)
 
 
 def lower_unary(e: Emitter, op: kt.UnaryOp) -> None:
@@ -92,7 +94,8 @@ def lower_causal_mask(e: Emitter, op: kt.CausalMaskOp) -> None:
 
 
 def lower_rand(e: Emitter, op: kt.RandOp) -> None:
-    _call(e, op, "kt::rand", op.seed, op.offsets)
+    _call(e, op, "kt::rand4" if kt.rand_counter(op) == "quad" else "kt::rand", op.seed,
+          op.offsets)
 
 
 COMPUTE_LOWERINGS = {

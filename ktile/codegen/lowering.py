@@ -9,6 +9,7 @@ from __future__ import annotations
 from .lower_compute import COMPUTE_LOWERINGS
 from .lower_control import CONTROL_LOWERINGS
 from .lower_memory import MEMORY_LOWERINGS
+from .lower_pipeline import PIPELINE_LOWERINGS
 from .lower_scalars import SCALAR_LOWERINGS
 
 LOWERINGS = {
@@ -16,4 +17,5 @@ LOWERINGS = {
     **MEMORY_LOWERINGS,
     **COMPUTE_LOWERINGS,
     **CONTROL_LOWERINGS,
+    **PIPELINE_LOWERINGS,
 }

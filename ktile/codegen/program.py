@@ -103,7 +103,8 @@ def _kernel_function(e: Emitter, fn: FuncOp) -> None:
     params = [f"{e.type_of(a)} {e.name(a)}" for a in fn.body.block.args]
     params += [f"const __grid_constant__ kt::tensor_map {tensor_map_name(i)}"
                for i in range(len(query.tensor_maps(fn)))]
-    e.out.open(f'extern "C" __global__ __launch_bounds__({threads}) void '
+    bounds = f"{threads}, 1" if query.roles(fn) else f"{threads}"   # roles: one block per SM
+    e.out.open(f'extern "C" __global__ __launch_bounds__({bounds}) void '
                f"{fn.sym_name.data}({', '.join(params)}) {{", fn)
     arrivals = query.arrivals(fn)
     if arrivals is not None and arrivals[1]:

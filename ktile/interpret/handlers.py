@@ -1,7 +1,8 @@
 """The one table from op class to handler factory, gathered from the op-family modules."""
 from __future__ import annotations
 
-from . import ops_control, ops_elementwise, ops_memory, ops_scalar, ops_shared, ops_tile
+from . import (ops_control, ops_elementwise, ops_memory, ops_pipeline, ops_scalar, ops_shared,
+               ops_tile)
 
 HANDLERS = {
     **ops_scalar.HANDLERS,
@@ -9,5 +10,6 @@ HANDLERS = {
     **ops_memory.HANDLERS,
     **ops_elementwise.HANDLERS,
     **ops_tile.HANDLERS,
+    **ops_pipeline.HANDLERS,
     **ops_shared.HANDLERS,   # last: sub-tile stores and tile reductions, delegating the rest
 }

@@ -4,6 +4,9 @@ Warps run in lockstep as generators: a warp runs until it reaches a meeting (kt.
 kt.block_reduce), then the next warp runs; when all of them wait at the same meeting, it
 completes (a block_reduce combines their values in warp order) and all continue. A warp
 that ended, or waits at another meeting, while the others wait is an error at that meeting.
+A warp may also stop at a spin (a pipeline stage's wait, ops_pipeline.py: `(op, ready,
+SPIN)`): it goes on once `ready()` holds, while the others run; when every warp still running
+spins and none is ready, the block is deadlocked, an error at the first spin.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from xdsl.ir import Operation
 from ..ir.query import error_at, user_op_name
 from .memory import AsyncState, line_of
 from .program import Program
+
+SPIN = object()   # the third item of a spinning warp's stop: waits for `ready()`, meets no one
 
 
 class Block:
@@ -49,14 +54,29 @@ def run_block(program: Program, arrays: list, idx: tuple[int, int, int]) -> None
 
 def _run_lockstep(program: Program, warps: list[Warp], regs: list[list]) -> None:
     running = [program.body.run(r, w) for r, w in zip(regs, warps)]
-    replies = [None] * len(running)
+    stops = [_advance(gen, None) for gen in running]
     while True:
-        stops = [_advance(gen, reply) for gen, reply in zip(running, replies)]
         if all(stop is None for stop in stops):
             return
+        spinning = [i for i, stop in enumerate(stops) if stop is not None and stop[2] is SPIN]
+        ready = [i for i in spinning if stops[i][1]()]
+        for i in ready:
+            stops[i] = _advance(running[i], None)
+        if ready:
+            continue
+        if spinning:
+            raise _deadlock(stops[spinning[0]][0], stops)
         _, _, combine = _meeting(stops)
         reply = None if combine is None else combine([stop[1] for stop in stops])
-        replies = [reply] * len(running)
+        stops = [_advance(gen, reply) for gen in running]
+
+
+def _deadlock(op: Operation, stops: list):
+    waits = ", ".join(f"warp {i} {'ended' if s is None else 'at line ' + line_of(s[0])}"
+                      for i, s in enumerate(stops))
+    return error_at(op, f"{user_op_name(op)} never passes: no warp can make progress ({waits})",
+                    what=user_op_name(op), hint="a pipeline's roles wait for each other: "
+                    "check that the producer fills every stage the consumers wait for")
 
 
 def _advance(gen, reply):

@@ -7,9 +7,10 @@ from xdsl.context import Context
 from xdsl.ir import Dialect
 
 from .ops import OPS
+from .ops_pipeline import PIPELINE_OPS
 from .types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 
-KT = Dialect("kt", OPS, [GlobalType, RegTileType, SharedTileType, RegVecType, SharedVecType])
+KT = Dialect("kt", OPS + PIPELINE_OPS, [GlobalType, RegTileType, SharedTileType, RegVecType, SharedVecType])
 
 
 def make_context() -> Context:

@@ -57,6 +57,16 @@ def arrivals(fn: FuncOp) -> tuple[int, int] | None:
     return offset, count
 
 
+def roles(fn: FuncOp) -> list[tuple[int, int]]:
+    """[(warps, registers), ...] of the kernel's warpgroup roles, consumers first (a
+    warp-specialised pipeline: lang/pipeline_forms.py); 0 registers: no setmaxnreg. [] when
+    the kernel has no roles."""
+    attr = fn.attributes.get("kt.roles")
+    if attr is None:
+        return []
+    return [tuple(v.value.data for v in role.data) for role in attr.data]  # type: ignore
+
+
 def target_name(module: ModuleOp) -> str | None:
     attr = module.attributes.get("kt.target")
     return None if attr is None else attr.data  # type: ignore[attr-defined]

@@ -64,6 +64,8 @@ def _mma(a: Tile, b: Tile, acc: Tile, variant: str = "AB") -> Tile:
             f"mma {variant} reads a in {want_a} layout and b in {want_b} layout, got "
             f"a {a.layout} and b {b.layout}", op="mma",
             hint=_variant_hint(a.layout, b.layout))
+    from .roles import check_mma
+    check_mma()
     return Tile(_b().mma(a.v, b.v, acc.v, variant))
 
 
@@ -113,12 +115,14 @@ def mma_shared(a, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
     if a.layout != "row":
         raise tracer.error("`a @ s.T` reads a in row layout, got col", op="mma from shared",
                            hint="load a as hk.RT(..., layout=\"row\")")
-    return Tile(_b().mma_shared(a.v, b.v, acc.v))
+    return _mma_shared(a, b, acc)
 
 
 def _mma_both_shared(a: SharedTile, b: SharedTile, acc: Tile, m: int, n: int) -> Tile:
-    """`sa @ sb.T`: the warps split sa's rows evenly, each taking acc's rows."""
-    warps = tracer.current().warps
+    """`sa @ sb.T`: the warps split sa's rows evenly, each taking acc's rows (a pipeline
+    role's warps inside one: roles.py)."""
+    from .roles import issuing_warps
+    warps = issuing_warps()
     if acc.cols != n or acc.rows * warps != m:
         raise tracer.error(
             f"`sa @ sb.T`: the shared a's {m} rows are split across the block's {warps} warps, "
@@ -126,6 +130,13 @@ def _mma_both_shared(a: SharedTile, b: SharedTile, acc: Tile, m: int, n: int) ->
             f"be {m // max(warps, 1)}x{n}, not {acc.rows}x{acc.cols}", op="mma from shared",
             hint=f"give the shared a {acc.rows * warps} rows (the accumulator's rows × "
                  f"{warps} warps), or load this warp's rows with sa.load(..., row=warp_id)")
+    return _mma_shared(a, b, acc)
+
+
+def _mma_shared(a, b, acc) -> Tile:
+    """The kt.mma_shared, refused in a pipeline's producer (roles.py)."""
+    from .roles import check_mma
+    check_mma()
     return Tile(_b().mma_shared(a.v, b.v, acc.v))
 
 

@@ -91,6 +91,8 @@ def group_reduce(kind: str, x):
     of the block. A register tile combines as a pairwise tree over warps through shared
     scratch (deterministic, no atomics); vectors and scalars fold warps in order."""
     from .elementwise import block_reduce
+    from .roles import check_meeting
+    check_meeting(f"group.{kind}")
     if not isinstance(x, (Tile, Vec, Scalar)):
         raise tracer.error(
             f"group.{kind} combines a register tile, vector or scalar across warps, got "

@@ -73,6 +73,7 @@ def trace_kernel(kernel, target, constants: dict[str, Any], tensor_copies: bool 
     b = emit.Builder(loc_of)
     warps = kernel.warps if warps is None else warps
     trace = tracer.Trace(b, kernel.name, target, warps, constants)
+    trace.tensor_copies = tensor_copies   # a pipeline's form depends on it (pipeline_forms.py)
     trace.loc_override = kernel.def_loc
     holder["trace"] = trace
     global_types = [irt.global_(p.spec.dtype) for p in kernel.params]

@@ -88,6 +88,16 @@ def _outside(src: SharedTile, desc, coordinate: str, grid: tuple[int, int]):
 
 def load_async(dst: SharedTile, src: GlobalView) -> None:
     """Global → shared by the whole block, asynchronously; `wait_for(dst)` before reading."""
+    from . import pipeline
+    if pipeline.intercepts_load(dst):   # a pipeline's stage, or a load inside a role
+        pipeline.group_load(dst, src)
+        return
+    group_copy(dst, src)
+
+
+def group_copy(dst: SharedTile, src: GlobalView) -> None:
+    """The checked kt.copy_async of `load_async`, for any shared tile (a pipeline's stages too:
+    pipeline_forms.py)."""
     if not isinstance(dst, SharedTile):
         raise tracer.error(f"group load writes a shared tile, got {describe(dst)}",
                            op="group.load", hint="allocate one with hk.shared(hk.ST(...))")
@@ -111,6 +121,8 @@ def wait_for(*tiles) -> None:
 
 def barrier() -> None:
     """Every warp of the block meets here."""
+    from .roles import check_meeting
+    check_meeting("a barrier")
     _b().barrier()
 
 

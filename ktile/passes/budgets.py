@@ -17,7 +17,10 @@ computed twice is one value held between its uses, and an elementwise result rea
 another elementwise op or a reduction is never held whole. sm_90a's model is fitted to ptxas
 (tests/tier1/test_register_estimates.py; flat-tile kernels: 0.78-1.25x ptxas's count,
 test_flat_register_estimates.py: an estimate, not a bound); a target with a `multiprocessor` also warns, once per kernel,
-when the estimate leaves fewer resident warps than `occupancy_warn_below`.
+when the estimate leaves fewer resident warps than `occupancy_warn_below`. A kernel with
+warpgroup roles (`kt.roles`, a warp-specialised pipeline) is checked against the most
+registers a role raises its limit to (setmaxnreg) and is not warned of occupancy: it runs one
+block a multiprocessor by design.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from xdsl.passes import ModulePass
 from ..errors import KernelWarning
 from ..ir import ops as kt
 from ..ir.query import error_at, kernel_func, loc_of, warps
+from ..ir.query import roles as query_roles
 from ..ir.types import RegTileType, RegVecType
 from ..targets.base import Target
 from .common import describe_type, element_bytes, elements, line_of, op_words
@@ -63,8 +67,10 @@ class Budgets(ModulePass):
         estimate.block(fn.body.block, set(), frozenset())
         peak = estimate.peak
         fn.attributes["kt.vgpr_estimate"] = IntegerAttr(registers(peak.bytes), i64)
-        check_registers(peak, target, estimate)
-        warn_occupancy(fn, peak, registers(peak.bytes), warps(op), target)
+        roles = query_roles(fn)
+        check_registers(peak, target, estimate, role_limit(roles))
+        if not roles:   # warpgroup roles: one block a multiprocessor by design
+            warn_occupancy(fn, peak, registers(peak.bytes), warps(op), target)
         shared = fn.attributes.get("kt.lds_bytes")
         if shared is not None:
             warn_shared(fn, shared.value.data, target)  # type: ignore[attr-defined]
@@ -191,8 +197,18 @@ def replication(fragment: str, target: Target) -> int:
 
 # ---- reports -------------------------------------------------------------------------------
 
-def check_registers(peak: Peak, target: Target, estimate: RegisterEstimate) -> None:
-    limit = target.vgprs_per_lane * REGISTER_BYTES
+def role_limit(roles: list[tuple[int, int]]) -> int | None:
+    """The registers a lane may hold in a kernel with warpgroup roles: the most any role
+    raises its limit to (setmaxnreg), None without roles or limits. The estimate is the
+    peak over the whole kernel, which is the consumers' (the producer holds no tiles)."""
+    limits = [registers for _, registers in roles if registers]
+    return max(limits) if limits else None
+
+
+def check_registers(peak: Peak, target: Target, estimate: RegisterEstimate,
+                    raised: int | None = None) -> None:
+    lanes = raised or target.vgprs_per_lane
+    limit = lanes * REGISTER_BYTES
     if peak.op is None or peak.bytes <= REGISTER_WARN * limit:
         return
     used = registers(peak.bytes)
@@ -201,12 +217,13 @@ def check_registers(peak: Peak, target: Target, estimate: RegisterEstimate) -> N
         raise error_at(
             peak.op,
             f"about {used} registers per lane are live at this {op_words(peak.op)}, over the "
-            f"{target.vgprs_per_lane} a lane can address on {target.name}: a spill is certain, "
+            f"{lanes} a lane {'of its role may hold (setmaxnreg)' if raised else 'can address'} "
+            f"on {target.name}: a spill is certain, "
             f"and a spill reorders memory traffic around the waits (live here: {live})",
             hint="use smaller tiles, or more warps each holding a smaller share of the work",
             what=op_words(peak.op))
     share = round(100 * peak.bytes / limit)
-    warn_at(peak.op, f"about {used} of the {target.vgprs_per_lane} registers per lane on "
+    warn_at(peak.op, f"about {used} of the {lanes} registers per lane on "
                      f"{target.name} ({share}%) are live at this {op_words(peak.op)}: close to "
                      f"spilling (live here: {live})")
 

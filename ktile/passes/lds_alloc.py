@@ -7,7 +7,9 @@ overlap), the kernel function carries the total as `kt.lds_bytes`, and the total
 target's shared memory per block. Each tile a TMA copy writes (a kt.copy_async the
 tensor-maps pass gave a `map`) has an `arrival` slot (0, 1, ... in program order), every TMA
 copy carries its tile's slot, and the tiles' mbarriers (8 bytes each) follow the tiles: the
-kernel function carries `kt.arrivals` = [offset, count]. Each kt.block_reduce of a register
+kernel function carries `kt.arrivals` = [offset, count]; each pipeline's kt.pipeline_init
+has the `offset` of its 2 × stages mbarriers, placed after those (its stage tiles, which
+kt.stage_copy writes by TMA, are aligned as TMA tiles). Each kt.block_reduce of a register
 tile has an `offset` too: its scratch of one tile per warp (the tree the header combines
 through), placed after the allocations, one scratch per op so none waits for another's.
 
@@ -24,6 +26,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from ..ir import ops as kt
+from ..ir.ops_pipeline import PipelineInitOp, StageCopyOp
 from ..ir.query import error_at, kernel_func, warps
 from ..ir.types import RegTileType
 from ..targets.base import Target
@@ -49,6 +52,7 @@ class LdsAlloc(ModulePass):
         copies = [o for o in index.of(kt.CopyAsyncOp)      # TMA copies (tensor-maps)
                   if o.prop_int("map") is not None]
         copied = {tied.find(o.dst) for o in copies}
+        copied |= tiles_used(index, tied, StageCopyOp, lambda o: o.dst)   # pipeline stages
 
         def alignment(root) -> int:
             needs = [ALIGN, *([target.mma_shared_alignment] if root in read_by_mma else []),
@@ -63,6 +67,7 @@ class LdsAlloc(ModulePass):
             end = offset + scratch_bytes(reduction, warps(op))
         if copies:
             end = place_arrivals(fn, allocs, copies, copied, tied, end, target)
+        end = place_pipelines(index, end)
         fn.attributes["kt.lds_bytes"] = IntegerAttr(end, i64)
         check_fits(allocs + scratches, end, target, warps(op))
 
@@ -174,6 +179,15 @@ def place_arrivals(fn, allocs: list[kt.AllocOp], copies: list[kt.CopyAsyncOp], c
     fn.attributes["kt.arrivals"] = ArrayAttr([IntegerAttr(offset, i64),
                                               IntegerAttr(len(slots), i64)])
     return offset + MBARRIER_BYTES * len(slots)
+
+
+def place_pipelines(index: OpIndex, end: int) -> int:
+    """Each pipeline's 2 × stages mbarriers (full, then empty) after `end`; the new end."""
+    for init in index.of(PipelineInitOp):
+        offset = align_up(end, MBARRIER_BYTES)
+        init.properties["offset"] = IntegerAttr(offset, i64)
+        end = offset + 2 * MBARRIER_BYTES * init.prop_int("stages")
+    return end
 
 
 def align_up(value: int, alignment: int) -> int:

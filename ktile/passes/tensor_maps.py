@@ -8,7 +8,8 @@ entry per (parameter, tile shape), [parameter index, box cols, box rows, swizzle
 element bytes]. Such a copy is a TMA copy, completing on its tile's mbarrier (lds-alloc gives
 the slot, waits names it); the host encodes one map per entry for every call
 (`ktile/runtime/tensor_maps.py`). Copies into shared vectors, or tiles of another width,
-carry no map and stay cp.async copies. Elsewhere, or where the module says
+carry no map and stay cp.async copies. A pipeline's stage copy (kt.stage_copy, into the
+stage's tile picked from its list) gets a map the same way: it is always a TMA copy. Elsewhere, or where the module says
 `kt.tensor_copies = false` (a GPU call whose tensors cannot have maps), it changes nothing.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from xdsl.ir import BlockArgument
 from xdsl.passes import ModulePass
 
 from ..ir import ops as kt
+from ..ir.ops_pipeline import StageCopyOp
 from ..ir.query import kernel_func
 from ..ir.types import SharedTileType
 from .common import element_bytes, target_of
@@ -37,10 +39,11 @@ class TensorMaps(ModulePass):
         maps: dict[tuple[int, int, int], int] = {}
         entries: list[list[int]] = []
         for copy in fn.walk():
-            if not isinstance(copy, kt.CopyAsyncOp):
+            if not isinstance(copy, (kt.CopyAsyncOp, StageCopyOp)):
                 continue
             ty, src = copy.dst.type, copy.src
-            if not isinstance(ty, SharedTileType) or not isinstance(copy.dst.owner, kt.AllocOp) \
+            named = isinstance(copy.dst.owner, kt.AllocOp) or isinstance(copy, StageCopyOp)
+            if not isinstance(ty, SharedTileType) or not named \
                     or not isinstance(src, BlockArgument) or src.owner is not fn.body.block:
                 continue
             size = element_bytes(ty)

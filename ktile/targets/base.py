@@ -119,6 +119,9 @@ class Target:
                                      # swizzle mode: group loads into such tiles are TMA copies,
                                      # completing on an mbarrier per tile (sm_90a)
     max_arrivals: int = 0            # the most tiles a kernel's TMA copies may write
+    warp_specialization: bool = False  # warpgroup roles (a producer issuing TMA copies,
+                                     # consumers issuing MMAs) over mbarrier-synchronised
+                                     # stages, with per-role register limits (setmaxnreg)
     copy_alignment: int = 16         # bytes a tile a TMA copy writes is aligned to (sm_90a:
                                      # the swizzle repeats on 1024-byte boundaries)
     # The register model of the budgets pass (trace time): a register vector's elements are

@@ -87,6 +87,9 @@ TARGET = Target(
     max_arrivals=16,                    # kt::arrivals keeps two bits per slot in a register
     tensor_copy_swizzles=(128, 64, 32),
     copy_alignment=1024,                # a TMA copy's tile: the swizzle repeats per 1 KiB
+    # PTX ISA 8.0: setmaxnreg (sm_90a) moves registers between warpgroups; mbarriers with
+    # transaction counts let a producer warpgroup hand stages to consumer warpgroups
+    warp_specialization=True,
     notes=(
         "mma.sync e4m3 has no native path on sm_90a: ptxas 13.0 unpacks to f16 "
         "(F2FP.F16.E4M3.UNPACK_B) and issues two HMMA.16816 (exact, but at f16 rate); "
