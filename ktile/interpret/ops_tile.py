@@ -137,7 +137,9 @@ def _causal_mask(op: kt.CausalMaskOp, c):
 
 
 def _rand(op: kt.RandOp, c):
-    from ..ops.rand.reference import rand  # loaded only by kernels that draw
+    from ..ops.rand.reference import rand, rand4  # loaded only by kernels that draw
+    if kt.rand_counter(op) == "quad":
+        rand = rand4
     seed, offsets, o = c.slot(op.seed), c.slot(op.offsets), c.slot(op.result)
     rnd = result_rounder(op.result.type.dtype)
 

@@ -243,8 +243,10 @@ class Builder:
         return self._value(kt.CausalMaskOp, (x, row0, col0), x.type,
                            {"fill": f64_attr(float(fill))})
 
-    def rand(self, seed: SSAValue, offsets: SSAValue, ty: Attribute) -> SSAValue:
-        return self._value(kt.RandOp, (seed, offsets), ty)
+    def rand(self, seed: SSAValue, offsets: SSAValue, ty: Attribute,
+             counter: str = "element") -> SSAValue:
+        props = {} if counter == "element" else {"counter": StringAttr(counter)}
+        return self._value(kt.RandOp, (seed, offsets), ty, props)
 
     # ---- control flow --------------------------------------------------------------------
 

@@ -683,18 +683,30 @@ class CausalMaskOp(KtOp):
 @irdl_op_definition
 class RandOp(KtOp):
     """Uniform [0, 1) floats from Philox-4x32-10 at (seed, offset), the draws of Triton's
-    `tl.rand(seed, offsets)`."""
+    `tl.rand(seed, offsets)`. With `counter = "quad"` (hk.rand4) offset o draws word o & 3 of
+    the call at counter o >> 2 (`tl.rand4x(seed, o >> 2)`): four offsets to one call."""
     name = "kt.rand"
     seed = operand_def(IntegerType)
     offsets = operand_def()
+    counter = opt_prop_def(StringAttr)
     result = result_def()
     traits = traits_def(Pure())
 
-    def __init__(self, seed: SSAValue, offsets: SSAValue, result_type: Attribute):
-        super().__init__(operands=[seed, offsets], result_types=[result_type])
+    def __init__(self, seed: SSAValue, offsets: SSAValue, result_type: Attribute,
+                 counter: str = "element"):
+        props = {} if counter == "element" else {"counter": _str(counter)}
+        super().__init__(operands=[seed, offsets], properties=props, result_types=[result_type])
 
     def verify_(self) -> None:
         check.check_rand(self, self.seed.type, self.offsets.type, self.result.type)
+        check.check_choice(self, "counter", rand_counter(self), ("element", "quad"))
+
+
+def rand_counter(op: Operation) -> str:
+    """A kt.rand's counter layout: "element" (one Philox call per offset, the default, left
+    out of the IR) or "quad" (one call per four offsets)."""
+    attr = op.properties.get("counter")
+    return "element" if attr is None else attr.data  # type: ignore[attr-defined]
 
 
 OPS = [BlockIdxOp, WarpIdOp, ExtentOp, LoadOp, StoreOp, GatherOp, ScatterOp, AllocOp,

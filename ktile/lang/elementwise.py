@@ -229,14 +229,25 @@ def causal_mask(x: Tile, row0, col0, fill: float = float("-inf")) -> Tile:
 
 def rand(seed, offsets: Tile | Vec) -> Tile | Vec:
     """Uniform [0, 1) fp32 draws, the same as Triton's `tl.rand(seed, offsets)`."""
+    return _draw(seed, offsets, "rand", "element")
+
+
+def rand4(seed, offsets: Tile | Vec) -> Tile | Vec:
+    """Uniform [0, 1) fp32 draws, four offsets to one Philox call: offset o draws word o & 3
+    of Triton's `tl.rand4x(seed, o >> 2)` (docs/language.md, "Random numbers")."""
+    return _draw(seed, offsets, "rand4", "quad")
+
+
+def _draw(seed, offsets, name: str, counter: str) -> Tile | Vec:
     if not isinstance(offsets, (Tile, Vec)) or offsets.dtype != dtypes.i32:
-        raise tracer.error(f"rand offsets must be an i32 tile or vector, got {describe(offsets)}",
-                           op="rand", hint="build them with hk.iota(hk.RT(hk.i32, ...)) + base")
+        raise tracer.error(f"{name} offsets must be an i32 tile or vector, got "
+                           f"{describe(offsets)}", op=name,
+                           hint="build them with hk.iota(hk.RT(hk.i32, ...)) + base")
     if isinstance(seed, int):
         seed_v = _b().const_int(seed, 64)
     else:
         s = as_scalar(seed, "rand seed")
         seed_v = _b().int_cast(s.v, emit.i64)
     ty = offsets._retyped(dtypes.fp32)
-    return offsets._wrap(_b().rand(seed_v, offsets.v, ty))
+    return offsets._wrap(_b().rand(seed_v, offsets.v, ty, counter))
 

@@ -1,5 +1,7 @@
-// ktile / AMD: kt::rand(dst, seed, offsets) — Philox draws (ktile/common/philox.hpp, bit-exact
-// with Triton's tl.rand) at every element of a tile or vector of int32 offsets.
+// ktile / AMD: kt::rand(dst, seed, offsets) and kt::rand4 — Philox draws (ktile/common/philox.hpp,
+// bit-exact with Triton's tl.rand / tl.rand4x) at every element of a tile or vector of int32
+// offsets. kt::rand4 draws element by element here (one call per element, as kt::rand; AMD
+// holds flat tiles in the row layout, whose lanes hold no runs of four: not measured).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,20 @@ __device__ __forceinline__ void rand(D& dst, S seed, const X& offsets) {
     detail::map_into(dst, [&](auto p) { return cast_to<T>(detail::rand_at(k0, k1, ro.template get<decltype(p)::value>())); });
   } else {
     dst = cast_to<T>(detail::rand_at(k0, k1, offsets));
+  }
+}
+
+template <class D, class S, class X>
+__device__ __forceinline__ void rand4(D& dst, S seed, const X& offsets) {
+  static_assert(std::is_integral<S>::value, "kt::rand4: the seed is an integer");
+  using T = detail::elem_of_t<D>;
+  const uint64_t key = static_cast<uint64_t>(static_cast<int64_t>(seed));   // a signed seed sign-extends
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  if constexpr (detail::is_tile<D>::value || detail::is_vec<D>::value) {
+    auto ro = detail::operand<D>(offsets);
+    detail::map_into(dst, [&](auto p) { return cast_to<T>(detail::rand4_at(k0, k1, ro.template get<decltype(p)::value>())); });
+  } else {
+    dst = cast_to<T>(detail::rand4_at(k0, k1, offsets));
   }
 }
 
