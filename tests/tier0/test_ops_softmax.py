@@ -162,9 +162,10 @@ def test_split_count():
 def test_shipped_table_routes():
     def kernel(rows, cols, target="sm_90a"):
         return config.TABLE.choose(rows, cols, target).kernel
-    assert kernel(32, 151936) == "softmax_stats" and kernel(1, 128256) == "softmax_stats"
+    assert kernel(32, 151936) == kernel(1, 128256) == "softmax_chunk_stats"
+    assert kernel(32, 151920) == "softmax_stats"            # a multiple of 16, not of 32
     assert kernel(4096, 32000) == "softmax_held" and kernel(1, 16384) == "softmax_held"
-    assert kernel(4096, 151936) == "softmax_loop"
+    assert kernel(4096, 151936) == "softmax_chunk_loop" and kernel(4096, 151920) == "softmax_loop"
     assert kernel(4096, 4096) == "softmax_held" and kernel(1, 64, None) == "softmax_held"
     few = config.TABLE.choose(config.FEW_ROWS, 4096, "sm_90a").constants
     many = config.TABLE.choose(config.FEW_ROWS + 1, 4096, "sm_90a").constants

@@ -75,7 +75,7 @@ def test_chunk_split_at_any_count(monkeypatch, splits, dt):
 def test_chunk_paths_agree_with_held(kernel):
     """exp2 of the log2 e-scaled difference (chunks.py) against the held kernel's exp: within
     1e-6 at logits of scale 20."""
-    x = rand((4, 64 * 30), torch.float32, 22, scale=20.0)
+    x = rand((4, 64 * 20), torch.float32, 22, scale=20.0)
     whole = ops.softmax(x)
     with lib.pinned(config.TABLE, route_of(kernel)):
         other = ops.softmax(x)
@@ -88,10 +88,10 @@ def test_chunk_masked_logits(monkeypatch, kernel):
     """-inf stretches (a warp's whole first tiles, a block's whole share at 4 splits) give 0
     there; a row that is -inf everywhere gives NaN, as torch does."""
     monkeypatch.setattr(config, "chunk_split_count", lambda *args: 4)
-    x = rand((4, 64 * 64), torch.float32, 23)
-    x[0, :3000] = float("-inf")
+    x = rand((4, 64 * 32), torch.float32, 23)
+    x[0, :1500] = float("-inf")
     x[1, 5::3] = float("-inf")
-    x[2, 1024:3072] = float("-inf")
+    x[2, 512:1536] = float("-inf")
     x[3] = float("-inf")
     with lib.pinned(config.TABLE, route_of(kernel)):
         got = ops.softmax(x)

@@ -73,7 +73,7 @@ def _exp(xs, top):
 
 @hk.func
 def _tile(x, t, r, k):
-    """Tile k of row r (16·C contiguous elements); past the row's last view row: -inf, no access."""
+    """Tile k of row r (16·C contiguous elements); rows past the row's end read -inf."""
     return x[hk.tile_coord(0, r, k, 0)].load(t, pad=NEG_INF)
 
 

@@ -6,7 +6,8 @@ and moved back. Rows of a multiple of 16 columns are passed to the row-tile kern
 [rows * 16, cols // 16] views (row_tile.py), or, for the chunk kernels (chunks.py: every warp
 tile one contiguous run of the row), as [rows, cols // C, C]; wide rows with few rows split
 across blocks in two phases (float32 partial max and sum per block, folded in order: no
-atomics). Other widths take the 16-row kernels (kernels.py). `torch.ops.ktile.softmax` and its `_out` form."""
+atomics). Other widths take the 16-row kernels (kernels.py). `torch.ops.ktile.softmax` and its
+`_out` form."""
 from __future__ import annotations
 
 import functools
