@@ -114,13 +114,13 @@ def _consume(pipe, consumer: roles.Role, carried: tuple) -> None:
     pipe.call_finish(final)
 
 
-# Keeping step k's wgmma groups in flight past its release (KEEP = the groups it issued, so
-# step k-1's complete) made ptxas 13.0 serialize every wgmma of the consumer loop (C7514:
-# accumulator registers read by moves between the issue and the wait, in every variant tried:
-# with or without the arrive, unrolled or not, a do-while loop); draining each step's groups
-# builds without it. The MMAs of one warpgroup then do not overlap across steps, the two
-# consumer warpgroups and the producer's copies still do. Set True to keep them in flight.
-KEEP_MMAS_IN_FLIGHT = False
+# Step k's wgmma groups stay in flight past its release (KEEP = the groups it issued, so step
+# k-1's have completed): matmul's wgmma_ws_nt builds so with its four HGMMAs a step back to
+# back and one `WARPGROUP.DEPBAR.LE gsb0, 0x1` (ptxas 13.0). A scratch kernel storing its fp32
+# accumulator without an epilogue got C7514 from ptxas (every wgmma serialized: moves of
+# accumulator registers at the loop's exit, before the drain) in every variant tried; such a
+# kernel is slower, not wrong. False drains each step's groups (KEEP 0).
+KEEP_MMAS_IN_FLIGHT = True
 
 
 def _groups_kept(body) -> int:

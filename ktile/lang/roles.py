@@ -116,16 +116,28 @@ def check_group_load() -> None:
                            hint="load into the stage tiles the producer function is given")
 
 
+REGISTER_STEP = 8   # ptxas gives a block's threads registers in multiples of 8
+
+
 def check_register_file(producer: Role, consumer: Role, target) -> None:
-    """Both roles' registers fit the multiprocessor's file with one block resident."""
+    """Both roles' registers fit what the block is launched with: one block a multiprocessor
+    (__launch_bounds__(threads, 1)), each thread the file's share rounded down to a multiple
+    of 8 (384 threads: 168). setmaxnreg moves registers within that pool; an increase the
+    pool cannot give waits for ever."""
     sm = target.multiprocessor
     if sm is None or producer.registers is None or consumer.registers is None:
         return
     lanes = target.wave_size
+    threads = lanes * (producer.warps + consumer.warps)
+    most = min(sm.registers // threads, target.vgprs_per_lane)
+    launched = most // REGISTER_STEP * REGISTER_STEP
+    pool = threads * launched
     total = lanes * (producer.warps * producer.registers + consumer.warps * consumer.registers)
-    if total > sm.registers:
+    if total > pool:
         raise tracer.error(
-            f"the roles need {total} registers ({producer.warps} producer warps × "
+            f"the roles ask for {total} registers ({producer.warps} producer warps × "
             f"{producer.registers} + {consumer.warps} consumer warps × {consumer.registers}, "
-            f"× {lanes} lanes), over the {sm.registers} of a {target.name} multiprocessor",
-            op="pipeline", hint="lower the consumers' registers= (or the producer's)")
+            f"× {lanes} lanes), over the {pool} the block is launched with ({threads} threads × "
+            f"{launched}, one block a {target.name} multiprocessor)", op="pipeline",
+            hint=f"lower the consumers' registers= (or the producer's) so that the total is at "
+                 f"most {pool}")

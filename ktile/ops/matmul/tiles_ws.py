@@ -1,0 +1,59 @@
+"""`wgmma_ws_nt`: the large-M kernel as a warp-specialised pipeline (`hk.pipeline`, issue #11).
+
+b is the weight W [N, K]. Three warpgroups a block: warps 8..11 the producer (24 registers,
+issuing the TMA copies of A's BM×BK and W's BN×BK tiles into STAGES stages), warps 0..7 two
+consumer warpgroups (240 registers: 384 threads launch with 168 each, and 128 × 24 + 256 ×
+240 is that pool; the budgets pass estimates the consumers' peak at 178: the accumulator,
+the bias vector of the epilogue, addresses) each multiplying its 64 rows of the 128×256 block tile by
+W's tile from shared memory (`sa @ sb.T`: wgmma m64n256k16 by descriptor, 128 fp32
+accumulators a thread); the compiler derives the stages' full / empty mbarriers and their
+phases. One block a multiprocessor (the budgets pass accepts it for kernels with roles). The
+epilogue adds the bias in fp32 and rounds once (tiles.epilogue). On targets without warp
+specialisation (the interpreter traced for AMD, the AMD targets) the same program runs with
+every warp playing both roles in turn; there the routes give a smaller tile (`BN`, `STAGES`)
+that fits their shared memory.
+
+Ragged edges: the TMA zero-fills loads past M, N or K (a zero K tail adds nothing), stores
+past M or N write nothing.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from .dtypes import pair
+from .tiles import NT_SHAPES, epilogue
+
+
+@functools.lru_cache(maxsize=None)
+def wgmma_ws_nt(dtype: str):
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, p.BM)),
+               requires=NT_SHAPES, warps=12)
+    def matmul_wgmma_ws_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                           out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
+                           BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 64,
+                           STAGES: hk.Constexpr[int] = 4):
+        m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
+        pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
+                           steps=hk.cdiv(a.cols, BK))
+
+        @pipe.producer(warpgroups=1, registers=24)
+        def load(k, sa, sb):
+            hk.group.load(sa, a[hk.tile_coord(0, 0, m, k)])
+            hk.group.load(sb, b[hk.tile_coord(0, 0, n, k)])
+
+        @pipe.consumer(warpgroups=2, registers=240)
+        def multiply(k, sa, sb, acc):
+            acc += sa @ sb.T                  # this warp's 16 rows of its warpgroup's m64
+            return acc
+
+        @pipe.finish
+        def store(acc):
+            rows = m * pipe.consumer_warps + hk.arch.warp_id
+            out[hk.tile_coord(0, 0, rows, n)] = epilogue(acc, bias, n, BN, (DT, OUT))
+
+        pipe.run(hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)))
+    return matmul_wgmma_ws_nt
