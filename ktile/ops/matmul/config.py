@@ -121,7 +121,9 @@ def choose(layout: str, rows: int, cols: int, target: str | None,
                      f"{target or 'the CPU'}", hint="file an issue with the shape")
 
 
-REDUCE = Route("splitk_reduce", {"BN": 64}, sample=(5, 70))
+# the reduction: 16 x 32 fp32 tiles, 4 splits' loads in flight (sm_90a: 126 registers, ptxas
+# 13; 16 x 64 at 4 took 220, over the budgets pass's warning line)
+REDUCE = Route("splitk_reduce", {"BN": 32, "UNROLL": 4}, sample=(5, 70))
 
 # Split-K over blocks for the skinny kernels: enough blocks for BLOCKS_PER_SM per
 # multiprocessor, each warp left at least MIN_TILES_PER_WARP of its K tiles, at most MAX_SPLITS

@@ -109,7 +109,7 @@ def launch(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],
         return
     part = torch.empty((count, a.shape[0], n), dtype=torch.float32, device=a.device)
     lib.run(kernel, a, weight, part, **route.constants)
-    lib.run(reduce, part, bias, out, **config.REDUCE.constants)
+    lib.run(reduce, part.view(-1, n), bias, out, **config.REDUCE.constants)
 
 
 def _matmul(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor],

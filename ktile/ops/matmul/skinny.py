@@ -11,7 +11,8 @@ build serves every split count). Rows of a past M read 0, columns past N and K t
 edge read 0 and add nothing; nothing past M or N is written.
 
 Phase 2 (`splitk_reduce`): sums the partials in split order (the same bits every run: no
-atomics), adds the bias in fp32 and rounds once to the output dtype.
+atomics), UNROLL splits' loads in flight at a time, adds the bias in fp32 and rounds once to
+the output dtype.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
@@ -93,8 +94,9 @@ def skinny_nn(dtype: str):
 
 
 REDUCE_SHAPES = [
-    (lambda p: p.part.batch == 1 and p.part.rows == p.out.rows and p.part.cols == p.out.cols,
-     "part must be [splits, M, N] for out [M, N]"),
+    (lambda p: p.part.batch * p.part.depth == 1 and p.part.cols == p.out.cols
+     and p.part.rows % p.out.rows == 0,
+     "part must be the [splits, M, N] partials viewed as [splits * M, N] for out [M, N]"),
     (lambda p: p.out.batch * p.out.depth == 1, "out must be 2-D [M, N]"),
     (lambda p: p.bias.cols == p.out.cols and p.bias.rows * p.bias.depth * p.bias.batch == 1,
      "bias must hold one value per column of out (N values)"),
@@ -103,17 +105,29 @@ REDUCE_SHAPES = [
 
 @functools.lru_cache(maxsize=None)
 def splitk_reduce(dtype: str):
-    """Phase 2: out = round(Σ_s part[s] + bias) for the pair's input (bias) and output dtype."""
+    """Phase 2: out = round(Σ_s part[s] + bias) for the pair's input (bias) and output dtype.
+
+    The partials come as one [splits · M, N] global, so split s's 16 × BN tile of out's row
+    tile m starts at element row s · M + 16 · m: UNROLL such loads are issued before their adds
+    (a runtime loop over the splits would wait for each in turn). A tile's rows past M hold the
+    next split's rows (or 0 past the last), are summed and never stored; a split past the
+    count lies past the global's edge and reads 0. The adds run in split order: the same bits
+    every run."""
     DT, OUT = (getattr(hk, d) for d in pair(dtype))
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, 16)),
                requires=REDUCE_SHAPES)
     def matmul_splitk_reduce(part: hk.Tensor[hk.fp32], bias: hk.Tensor[DT],
-                             out: hk.Tensor[OUT], *, BN: hk.Constexpr[int] = 64):
+                             out: hk.Tensor[OUT], *, BN: hk.Constexpr[int] = 64,
+                             UNROLL: hk.Constexpr[int] = 4):
         n, m = hk.arch.block_idx.x, hk.arch.block_idx.y
-        acc = hk.zeros(hk.RT(hk.fp32, 16, BN))
-        for s in range(part.depth):                  # split order: the same bits every run
-            acc += part[hk.tile_coord(0, s, m, n)].load(hk.RT(hk.fp32, 16, BN))
+        rows, tile = out.rows, hk.RT(hk.fp32, 16, BN)
+        acc = hk.zeros(tile)
+        for s in range(0, part.rows // rows, UNROLL):
+            ts = [part[hk.elem_coord(0, 0, (s + u) * rows + m * 16, n * BN)].load(tile)
+                  for u in range(UNROLL)]                # in flight together
+            for t in ts:
+                acc += t
         acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(DT, BN, "col")).to(hk.fp32)
         out[hk.tile_coord(0, 0, m, n)] = acc.to(OUT)
     return matmul_splitk_reduce
