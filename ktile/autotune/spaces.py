@@ -30,6 +30,19 @@ def held_cover(base: dict, variant: dict) -> dict | None:
     return {**variant, "HELD": held} if held <= MAX_HELD else None
 
 
+def tile_cover(base: dict, variant: dict) -> dict | None:
+    """A row-tile norm kernel's HELD for a variant of `base` (C view columns a tile, WARPS):
+    HELD x C x WARPS, the view columns a block holds, kept at least the base's; None for a
+    tile under one 16-column block or past MAX_HELD. Kernels without C: `held_cover`."""
+    if "C" not in base or "HELD" not in base or "WARPS" not in base:
+        return held_cover(base, variant)
+    if variant["C"] < 16:
+        return None
+    cover = base["HELD"] * base["C"] * base["WARPS"]
+    held = -(-cover // (variant["C"] * variant["WARPS"]))
+    return {**variant, "HELD": held} if held <= MAX_HELD else None
+
+
 @dataclass(frozen=True)
 class Space:
     """Which constants vary (each x1/2, x1, x2) and the rule that fixes the derived ones."""
@@ -72,7 +85,9 @@ def _limit(name: str) -> int:
     return MAX_WARPS if name == "WARPS" else 1 << 16
 
 
-NORMS = Space(vary=("WARPS",), derive=held_cover)
+# the norms' tiles vary in width too: the latency routes (few rows) are narrow tiles over many
+# warps, the bandwidth routes wide ones over few (ktile/ops/rmsnorm/config.py)
+NORMS = Space(vary=("WARPS", "C"), derive=tile_cover)
 
 SPACES: dict[str, Space] = {
     "rms_norm": NORMS,

@@ -14,11 +14,14 @@ docs/ops.md)."""
 from __future__ import annotations
 
 from .._library import RoutingTable
-from ..rmsnorm.config import LANES32, LANES64, TILE_WARPS
+from ..rmsnorm.config import (FEW_ROWS, LANES32, LANES64, LATENCY_TARGETS, LATENCY_WARPS,
+                              TILE_WARPS)
 from .kernels import held_route
 from .tiles import tiles_route
 
 ROUTES = [
+    *(tiles_route(cols, warps, c, max_rows=FEW_ROWS, targets=LATENCY_TARGETS)
+      for cols, warps, c in LATENCY_WARPS),
     *(tiles_route(cols, warps, c, held=held, max_rows=rows)
       for cols, warps, held, c, rows in TILE_WARPS),
     held_route(1024, 8, vec=64, targets=LANES32),

@@ -29,7 +29,7 @@ REQUIRES = TILED_ROWS + [
 @functools.lru_cache(maxsize=None)
 def fused_add_rms_norm_tiles(dtype: str):
     DT = getattr(hk, dtype)
-    SPLIT, EARLY = split(DT), early(DT)
+    EARLY = early(DT)
 
     @hk.kernel(grid=lambda p: (p.x.rows // ROW_TILE,), warps="WARPS", requires=REQUIRES,
                in_place={"o": "x", "h": "residual"})
@@ -38,6 +38,7 @@ def fused_add_rms_norm_tiles(dtype: str):
                                  C: hk.Constexpr[int] = 64, HELD: hk.Constexpr[int] = 1,
                                  WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
+        SPLIT = split(DT, C)
         t = flat(DT, C // SPLIT)
         chunks = shares(warp, WARPS, HELD, SPLIT)
         ws, sums = None, []

@@ -50,6 +50,15 @@ FORWARD_WIDTHS = {1024: (32, 2, 1), 2048: (64, 2, 1), 3584: (32, 7, 1), 4096: (6
 # H200 benchmark of 2026-12-02 measured 1 x 8192 at 10.2 us on 4 x 4 against Triton's 6.1)
 FEW_ROWS = 256
 FEW_ROW_WIDTHS = {8192: (32, 16, 1), 16384: (64, 16, 1)}
+# On sm_90a: up to FEW_ROWS rows, one short tile per warp and more warps (as rms_norm's
+# LATENCY_WARPS, ktile/ops/rmsnorm/config.py, which says why): 16 x 16 up to 4096, 16 x 32 to
+# 8192, 16 x 64 above; more rows from 8192, two 16 x 32 shares per warp with the weight and
+# bias loaded with x (102 registers in bf16, 2 blocks of 8 warps resident; the 4 x 4 route
+# loads them per tile after the statistics, four trips: 0.68x of Triton at 4096 x 8192 on the
+# H200, 2026-12-02), 14336 exactly (7 of 16384's 8 warps read nothing there).
+LATENCY_WIDTHS = {1024: (16, 4, 1), 2048: (16, 8, 1), 3584: (16, 14, 1), 4096: (16, 16, 1),
+                  5120: (32, 10, 1), 8192: (32, 16, 1), 14336: (64, 14, 1), 16384: (64, 16, 1)}
+MANY_ROW_WIDTHS = {8192: (32, 8, 2), 14336: (32, 14, 2), 16384: (32, 16, 2)}
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
@@ -82,11 +91,24 @@ def ragged_forward(max_cols: int, warps: int, *, vec: int = 256,
                        sample=route.sample)
 
 
-def row_tile_forward(width: int, few_rows: bool = False) -> RowTileRoute:
-    c, warps, held = (FEW_ROW_WIDTHS if few_rows else FORWARD_WIDTHS)[width]
+def row_tile_forward(width: int, few_rows: bool = False, widths: dict | None = None,
+                     targets: tuple[str, ...] | None = None) -> RowTileRoute:
+    """The row-tile forward route for rows up to `width` wide: (C, WARPS, HELD) from `widths`
+    (default: FEW_ROW_WIDTHS up to FEW_ROWS rows with `few_rows`, else FORWARD_WIDTHS)."""
+    table = widths or (FEW_ROW_WIDTHS if few_rows else FORWARD_WIDTHS)
+    c, warps, held = table[width]
     return RowTileRoute("layer_norm_rows", {"C": c, "HELD": held, "WARPS": warps},
                         max_rows=FEW_ROWS if few_rows else None, max_cols=width,
-                        sample=(3, width - 16 * 5))
+                        targets=targets, sample=(3, width - 16 * 5))
+
+
+def forward_routes(width: int) -> list[RowTileRoute]:
+    """The row-tile forward routes named by `width`, in the order the table tries them: few
+    rows before any rows, sm_90a's before every target's."""
+    named = [(LATENCY_WIDTHS, True, SM90), (FEW_ROW_WIDTHS, True, None),
+             (MANY_ROW_WIDTHS, False, SM90), (FORWARD_WIDTHS, False, None)]
+    return [row_tile_forward(width, few, widths, targets)
+            for widths, few, targets in named if width in widths]
 
 
 def row_tile_backward(width: int) -> RowTileRoute:
@@ -103,9 +125,8 @@ FORWARD = RoutingTable([
     ragged_forward(2048, 16, vec=64, targets=LANES32),
     ragged_forward(1024, 4, targets=LANES64),
     ragged_forward(2048, 8, vec=128, targets=LANES64),
-    *(route for width in FORWARD_WIDTHS
-      for route in ([row_tile_forward(width, few_rows=True)] if width in FEW_ROW_WIDTHS else [])
-      + [row_tile_forward(width)]),
+    *(route for width in sorted({*LATENCY_WIDTHS, *MANY_ROW_WIDTHS, *FORWARD_WIDTHS})
+      for route in forward_routes(width)),
 ])
 
 # the 16-row-tile kernel (any width) on sm_90a where no row-tile route fits: 32-column tiles

@@ -25,6 +25,7 @@ per-row statistic is a whole-tile sum (`hk.sum(tile)`, then `hk.group.sum` over 
 import functools
 
 import ktile as hk
+from ktile.errors import InputError
 
 ROW_VIEW = [
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D (rows * 16, cols / 16)"),
@@ -38,6 +39,8 @@ FORWARD = ROW_VIEW + [
     (lambda p: p.b.shape == p.w.shape, "b must be the bias's view b.view(16, cols // 16)"),
     (lambda p: p.HELD * p.C * p.WARPS >= p.x.cols,
      "HELD x C x WARPS (the view columns a block holds) must be at least x.cols"),
+    (lambda p: p.WEIGHTS in WEIGHTS_KINDS,
+     "WEIGHTS (when the weight and bias load) must be auto, early, after or per_tile"),
 ]
 
 
@@ -47,49 +50,84 @@ def row_view(t):
     return t.view(-1, t.shape[-1] // 16)
 
 
+
+
+WEIGHTS_KINDS = ("auto", "early", "after", "per_tile")
+
+
+def weights_when(DT, HELD: int, WEIGHTS: str) -> str:
+    """When the weight and bias tiles are loaded: "early" with x, before the statistics (their
+    latency hidden behind x's; all of them held from the start); "after" the statistics, all
+    at once before the first store (one trip to memory, x and all of them held together);
+    "per_tile" after the statistics, each tile's just before its store (the fewest registers,
+    HELD trips). "auto": early in 16-bit dtypes at up to two shares per warp (two 16 x 32
+    shares of x, w and b: 102 registers on sm_90a in bf16, nvcc 13), else per tile (fp32 x, w
+    and b of 16 x 64 at 16 warps need more than sm_90a's 128 registers at 512 lanes; four
+    shares of 16 x 32 loaded after the statistics all at once take 168)."""
+    if WEIGHTS not in WEIGHTS_KINDS:
+        raise InputError(f"layer_norm_rows: WEIGHTS={WEIGHTS!r} is not a way to load the "
+                         f"weight and bias", hint=f"pass one of {', '.join(WEIGHTS_KINDS)}")
+    if WEIGHTS != "auto":
+        return WEIGHTS
+    return "early" if DT.bits < 32 and HELD <= 2 else "per_tile"
+
+
 @functools.lru_cache(maxsize=None)
 def layer_norm_rows(dtype: str):
     DT = getattr(hk, dtype)
-    # 16-bit weight and bias load before the reductions; fp32 ones after (held from the start,
-    # x, w and b of 16 x 64 fp32 at 16 warps need more than sm_90a's 128 registers at 512 lanes)
-    EARLY = DT.bits < 32
-    # fp32 holds a route's 16 x C share as SPLIT tiles of 16 x C/SPLIT: the same data, half-size
-    # temporaries (one 16 x 64 fp32 tile's masked square costs 144 registers, estimated)
-    SPLIT = 2 if DT.bits == 32 else 1
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps="WARPS", requires=FORWARD)
     def layer_norm_rows(x: hk.Tensor[DT], w: hk.Tensor[DT], b: hk.Tensor[DT], o: hk.Tensor[DT],
                         eps: float, *, C: hk.Constexpr[int] = 64,
-                        HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4):
+                        HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4,
+                        WEIGHTS: hk.Constexpr[str] = "auto"):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
+        when = weights_when(DT, HELD, WEIGHTS)
+        # fp32 holds a 16 x C share as two tiles of 16 x C/2 where C/2 is whole 16-column
+        # blocks: the same data, half-size temporaries (one 16 x 64 fp32 tile's masked square
+        # costs 144 registers, estimated)
+        SPLIT = 2 if DT.bits == 32 and C >= 32 else 1
         width = C // SPLIT                                    # view columns per register tile
         t = hk.RT(DT, 16, width, "flat")
         # unrolled: held in registers; tile k covers view columns k * width ..
         chunks = [(warp + i * WARPS) * SPLIT + s for i in range(HELD) for s in range(SPLIT)]
         held = [x[hk.tile_coord(0, 0, r, k)].load(t) for k in chunks]
-        if EARLY and HELD == 1:    # the weight and bias with x: their latency hides behind x's
-            ws = [w[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
-            bs = [b[hk.tile_coord(0, 0, 0, k)].load(t) for k in chunks]
+        if when == "early":
+            wbs = [load_weights(w, b, k, t) for k in chunks]
         n = hk.to_float(x.cols * 16)
         total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
         for xs in held[1:]:
             total = total + hk.tile_sum(xs.to(hk.fp32))
         mean = hk.group.sum(total) / n
-        column = hk.iota(hk.RT(hk.i32, 16, width, "flat"), "col")
         squares = 0.0
         for k, xs in zip(chunks, held):    # a scalar per tile: no accumulator tile held
-            d = hk.where(column + k * width < x.cols, xs.to(hk.fp32) - mean, 0.0)
-            squares = squares + hk.tile_sum(d * d)
+            squares = squares + hk.tile_sum(deviations(xs, mean, k, width, x.cols))
         rstd = hk.rsqrt(hk.group.sum(squares) / n + eps)
+        if when == "after":
+            wbs = [load_weights(w, b, k, t) for k in chunks]
         for i, (k, xs) in enumerate(zip(chunks, held)):
-            if EARLY and HELD == 1:
-                wt, bt = ws[i], bs[i]
-            else:      # per tile: each is read (after the previous store) when it is used
-                wt = w[hk.tile_coord(0, 0, 0, k)].load(t)
-                bt = b[hk.tile_coord(0, 0, 0, k)].load(t)
+            wt, bt = load_weights(w, b, k, t) if when == "per_tile" else wbs[i]
             y = (xs.to(hk.fp32) - mean) * rstd * wt.to(hk.fp32) + bt.to(hk.fp32)
             o[hk.tile_coord(0, 0, r, k)] = y.to(DT)
     return layer_norm_rows
+
+
+def load_weights(w, b, k, t) -> tuple:
+    """The weight's and the bias's view-column tile `k` (loads issued, not yet waited on)."""
+    return w[hk.tile_coord(0, 0, 0, k)].load(t), b[hk.tile_coord(0, 0, 0, k)].load(t)
+
+
+@hk.func
+def deviations(xs, mean, k, width: int, cols):
+    """(x - mean)² of view-column tile `k` (of `width` columns) in fp32, zero past the row's
+    `cols` view columns (there x reads 0, and -mean must not count). Only a tile that reaches
+    past the row is masked (a uniform branch per tile): full tiles, every tile of a route that
+    fits the width exactly, skip the per-element compare and select."""
+    d = xs.to(hk.fp32) - mean
+    if (k + 1) * width > cols:
+        column = hk.iota(hk.RT(hk.i32, 16, width, "flat"), "col")
+        d = hk.where(column + k * width < cols, d, 0.0)
+    return d * d
 
 
 BACKWARD = ROW_VIEW + [

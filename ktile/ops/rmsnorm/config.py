@@ -46,7 +46,21 @@ TILE_WARPS = ((1024, 1, 1, 64, None), (2048, 2, 1, 64, None), (3072, 3, 1, 64, N
               (8192, 4, 2, 64, None), (14336, 14, 1, 64, FEW_ROWS), (14336, 7, 2, 64, None),
               (16384, 16, 1, 64, FEW_ROWS), (16384, 8, 2, 64, None))
 
+# Up to FEW_ROWS rows on sm_90a, latency routes: a block's time is the serial chain one warp
+# executes, so more warps with one short flat tile each (all loads issued before the reduction)
+# and as many values per lane as the plain Triton kernel holds (ktile/ops/alternatives_triton.py:
+# 8 per lane to 4096, 16 to 8192): 16 x 16 tiles up to 4096 (16 warps at 4096), 16 x 32 up to
+# 8192 (16 warps at 8192); from 14336 TILE_WARPS's FEW_ROWS routes (16 x 64, 14 and 16 warps).
+# Static hot-path SASS per warp, rms_norm bf16 1 x 4096 (benchmarks/sass_count.py, nvcc 13):
+# 422 on 4 warps of 16 x 64, 282 on 8 of 16 x 32, 220 on 16 of 16 x 16. AMD keeps TILE_WARPS
+# (its flat tiles are row-layout tiles; its speed is not measured).
+LATENCY_TARGETS = ("sm_90a",)
+LATENCY_WARPS = ((1024, 4, 16), (2048, 8, 16), (3072, 12, 16), (3584, 14, 16), (4096, 16, 16),
+                 (5120, 10, 32), (6144, 12, 32), (7168, 14, 32), (8192, 16, 32))  # (cols, W, C)
+
 ROUTES = [
+    *(tiles_route(cols, warps, c, max_rows=FEW_ROWS, targets=LATENCY_TARGETS)
+      for cols, warps, c in LATENCY_WARPS),
     *(tiles_route(cols, warps, c, held=held, max_rows=rows)
       for cols, warps, held, c, rows in TILE_WARPS),
     Route("rms_norm_loop", {"VEC": 64, "WARPS": 16}, targets=LANES32, sample=(2, 4500)),

@@ -6,7 +6,8 @@ also times EXPLORE: constants the tables do not ship (two tiles per warp on 4 wa
 16 x 128 tiles, 16 x 32 on 7 warps at 3584, ...), each where its kernel takes the shape; they
 may warn of the budgets' occupancy estimate (why they are not shipped: docs/ops.md).
 
-    python -m ktile.ops.rmsnorm.sweep [--quick] [--explore] [--json FILE]
+    python -m ktile.ops.rmsnorm.sweep [--quick] [--explore] [--json FILE] [--only OPS]
+                                      [--shapes 1x4096,4096x8192]
 
 Writes JSON: one record per (op, shape, dtype, route, or "torch" / "copy": x copied to out, the
 bandwidth floor) with the median microseconds of REPEAT launches, each after an L2 flush (a
@@ -26,12 +27,18 @@ from . import config, op
 
 COLS = (2048, 2880, 3584, 4096, 5120, 7168, 8192, 14336, 16384)
 ROWS = (1, 32, 4096, 16384)
-QUICK = [(1, 4096), (4096, 4096), (16384, 4096), (4096, 8192), (4096, 3584), (4096, 14336)]
+QUICK = [(1, 4096), (4096, 4096), (16384, 4096), (4096, 8192), (4096, 3584), (4096, 14336),
+         (32, 2048), (32, 4096), (8, 5120), (1, 8192), (256, 8192), (32, 14336)]
 DTYPES = {"bf16": torch.bfloat16}
 REPEAT = 20
 EXPLORE = [(64, 2, 4), (128, 1, 4), (32, 1, 7), (32, 1, 4), (64, 2, 8), (128, 1, 8),
            (64, 1, 7), (64, 2, 7), (128, 1, 2), (64, 1, 8), (64, 1, 16), (32, 4, 4),
-           (32, 2, 8), (32, 4, 8)]     # (C, HELD, WARPS)
+           (32, 2, 8), (32, 4, 8), (16, 1, 16), (16, 1, 8), (32, 1, 16), (16, 1, 32),
+           (32, 1, 32), (32, 2, 16), (64, 1, 14), (16, 2, 8)]     # (C, HELD, WARPS)
+# layer_norm_rows only: when the weight and bias load (row_tiles.weights_when), at shares per
+# warp where more than one way fits the registers
+EXPLORE_WEIGHTS = [(32, 2, 8, "per_tile"), (32, 2, 8, "after"), (32, 4, 4, "after"),
+                   (32, 4, 4, "early"), (64, 2, 4, "early"), (32, 2, 16, "per_tile")]
 
 
 def median_us(fn) -> float:
@@ -82,9 +89,15 @@ def candidates(cfg, kernel: str, explore: bool) -> list:
     """The op's distinct row-tile routes, and EXPLORE's with `explore`."""
     routes = [r for r in cfg.ROUTES if r.kernel == kernel]
     seen = {tuple(sorted(r.constants.items())) for r in routes}
-    for c, held, warps in EXPLORE if explore else ():
-        route = lib.Route(kernel, {"C": c, "HELD": held, "WARPS": warps}, cols_multiple=16)
-        if tuple(sorted(route.constants.items())) not in seen:
+    extra = [(c, held, warps, {}) for c, held, warps in EXPLORE]
+    if kernel == "layer_norm_rows":
+        extra += [(c, held, warps, {"WEIGHTS": when}) for c, held, warps, when in EXPLORE_WEIGHTS]
+    for c, held, warps, more in extra if explore else ():
+        route = lib.Route(kernel, {"C": c, "HELD": held, "WARPS": warps, **more},
+                          cols_multiple=16)
+        key = tuple(sorted(route.constants.items()))
+        if key not in seen:
+            seen.add(key)
             routes.append(route)
     return routes
 
@@ -126,10 +139,19 @@ def main() -> None:
     parser.add_argument("--explore", action="store_true",
                         help="also time EXPLORE's constants (not shipped)")
     parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
+    parser.add_argument("--only", help="comma-separated ops (default: all three)")
+    parser.add_argument("--shapes", help="comma-separated ROWSxCOLS instead of the grid")
     args = parser.parse_args()
     shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
+    if args.shapes:
+        shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",")]
+    names = args.only.split(",") if args.only else list(OPS)
+    unknown = [n for n in names if n not in OPS]
+    if unknown:
+        raise InputError(f"--only: no op {unknown[0]!r} in the sweep",
+                         hint=f"choose from {', '.join(OPS)}")
     records = []
-    for name in OPS:
+    for name in names:
         for rows, cols in shapes:
             for dtype in DTYPES:
                 found = time_shape(name, rows, cols, dtype, args.explore)

@@ -43,11 +43,11 @@ def flat(DT, C: int):
     return hk.RT(DT, ROW_TILE, C, "flat")
 
 
-def split(DT) -> int:
+def split(DT, C: int) -> int:
     """How many register tiles hold a warp's 16 x C share: two of 16 x C/2 in fp32 (the same
     data; half-size fp32 temporaries, which on sm_90a keep the wide routes' estimate inside
-    the occupancy budget), else one."""
-    return 2 if DT.bits == 32 else 1
+    the occupancy budget) where C/2 is still whole 16-column blocks, else one."""
+    return 2 if DT.bits == 32 and C >= 32 else 1
 
 
 def early(DT) -> bool:
@@ -93,7 +93,7 @@ def normalised(xs, ws, inv, DT):
 @functools.lru_cache(maxsize=None)
 def rms_norm_tiles(dtype: str):
     DT = getattr(hk, dtype)
-    SPLIT, EARLY = split(DT), early(DT)
+    EARLY = early(DT)
 
     @hk.kernel(grid=lambda p: (p.x.rows // ROW_TILE,), warps="WARPS", requires=TILED_ROWS,
                in_place={"o": "x"})
@@ -101,6 +101,7 @@ def rms_norm_tiles(dtype: str):
                        C: hk.Constexpr[int] = 64, HELD: hk.Constexpr[int] = 1,
                        WARPS: hk.Constexpr[int] = 4):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
+        SPLIT = split(DT, C)
         t = flat(DT, C // SPLIT)
         chunks = shares(warp, WARPS, HELD, SPLIT)
         held = load_all(x, r, chunks, t)
