@@ -35,6 +35,7 @@ def test_matches_reference_at_ragged_shapes(m, n, k):
 @pytest.mark.parametrize("constants", [{"BN": 64, "BK": 32, "STAGES": 4},
                                        {"BN": 32, "BK": 64, "STAGES": 5},
                                        {"BN": 128, "BK": 16, "STAGES": 3},
+                                       {"BN": 64, "BK": 128, "STAGES": 3},
                                        {"BN": 64, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0}],
                          ids=str)
 def test_other_constants_match_the_reference(constants):
