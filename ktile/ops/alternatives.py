@@ -15,7 +15,7 @@ returns what the op returns and writes what the op writes (out=, the in-place fo
 Not offered, and why:
 - dropout has no "torch" route: torch's dropout draws other random numbers (its own generator
   and offsets), so it would not be ktile's seeded dropout. Its "triton" route is ktile's
-  semantics bit for bit (tl.rand is what ktile/ops/rand/reference.py reproduces).
+  semantics bit for bit (tl.rand4x is what ktile/ops/rand/reference.py rand4 reproduces).
 - embedding has no "torch" route: F.embedding raises (on a GPU: a device-side assert) for an
   id outside the table, where ktile's embedding gives a zero row; the Triton kernel masks them.
 """

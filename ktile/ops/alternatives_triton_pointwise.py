@@ -92,16 +92,22 @@ def act_and_mul(act: str, x, out=None):
 
 @triton.jit
 def _dropout(x, out, n, p, seed, BLOCK: tl.constexpr):
+    # one Philox call per four consecutive elements: group g's four words, in order, are the
+    # draws of elements 4g .. 4g + 3. join adds a minor axis, so the nested join's [g, i, j]
+    # is word 2j + i: joining (r0, r2) and (r1, r3) puts word k at 4g + k, row-major
+    groups = tl.program_id(0) * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
+    r0, r1, r2, r3 = tl.rand4x(seed, groups)
+    draws = tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), [BLOCK])
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     xs = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
-    keep = tl.rand(seed, offs.to(tl.int32)) > p
+    keep = draws > p
     tl.store(out + offs, tl.where(keep, xs / (1 - p), 0.0).to(out.dtype.element_ty), mask=mask)
 
 
 def dropout(x, p: float, seed: int, out=None):
-    """ktile's dropout exactly: an element is kept where tl.rand(seed, its flat int32 index)
-    > p (ktile/ops/rand/reference.py is bit-exact with tl.rand)."""
+    """ktile's dropout exactly: element i is kept where word i % 4 of tl.rand4x(seed, i // 4)
+    > p (ktile/ops/rand/reference.py's rand4, bit-exact with tl.rand4x)."""
     out = torch.empty_like(x) if out is None else out
     n = x.numel()
     _dropout[(triton.cdiv(n, ELEMENT_BLOCK),)](x, out, n, p, seed, BLOCK=ELEMENT_BLOCK,

@@ -1,16 +1,18 @@
-"""The dropout kernel, one per dtype: Triton's low-memory dropout with a runtime seed and
+"""The dropout kernel, one per dtype: seeded low-memory dropout with a runtime seed and
 probability (a new seed or p is no new trace or build). Element (r, c) of x `[rows, cols]` draws
-`hk.rand(seed, r · cols + c)`, its index in the flattened tensor; it is kept when the draw
-exceeds p and becomes x / (1 − p) (in float32, rounded once to the dtype), else 0.
+`hk.rand4(seed, r · cols + c)`, its index in the flattened tensor (one Philox call per four
+consecutive elements); it is kept when the draw exceeds p and becomes x / (1 − p) (in float32,
+rounded once to the dtype), else 0.
 
 Flat-layout tiles (docs/language.md), as the elementwise kernels: a block's WARPS warps take
 HELD adjacent 16 x COLS row tiles each of one column tile (block x: the row tiles, block y: the
 column tile, so no division maps a block to its tiles), and the op reflows a contiguous x as
 rows of COLS (the flat index of an element is the same in any row width): each warp's tile is
-one contiguous run. A lane's draw is the Philox-4x32-10 of its element's index (Triton's
-`tl.rand`, whose mask the op reproduces bit for bit), so the work per element is fixed; what a
-route changes is how many elements a lane holds (COLS / 2 of a 16-bit type) and so the
-registers and the warps resident."""
+one contiguous run. A lane's four adjacent elements of a row share one Philox-4x32-10 call
+(`tl.rand4x` of the group's index, whose mask the Triton alternative reproduces bit for bit)
+when the row width is a multiple of 4, as it is in the reflowed form; else each element makes
+its own call (still exact). What a route changes is how many elements a lane holds (COLS / 2
+of a 16-bit type) and so the registers and the warps resident."""
 import functools
 
 import ktile as hk
@@ -62,7 +64,7 @@ def dropout(dtype: str):
         # each element's flat index: the tile's first element's, plus its place in the tile
         in_tile = hk.iota(index_tile, "row") * x.cols + hk.iota(index_tile, "col")
         for (r, c), xt in zip(at, xs):
-            keep = hk.rand(seed, in_tile + (r * ROW_TILE * x.cols + c * COLS)) > p
+            keep = hk.rand4(seed, in_tile + (r * ROW_TILE * x.cols + c * COLS)) > p
             kept = xt.to(hk.fp32) / (1.0 - p)
             out[hk.tile_coord(0, 0, r, c)] = hk.where(keep, kept, 0.0).to(dt)
     return dropout_seeded

@@ -1,4 +1,15 @@
-"""Reference semantics of `dropout`: Triton's "Low-Memory Dropout" tutorial, in numpy.
+"""Reference semantics of `dropout`, in numpy: `ktile.ops.dropout` (`dropout4`) and Triton's
+"Low-Memory Dropout" tutorial (`dropout`, what kernels calling `hk.rand` are checked against).
+
+`dropout4` is what `ktile.ops.dropout` computes: element i (its index in the flattened tensor)
+is kept when `rand4(seed, i) > p` (ktile/ops/rand/reference.py: word i % 4 of the Philox call
+at counter i // 4, so one Philox call serves four consecutive elements, as torch's CUDA dropout
+uses all four words of each call; the words are not torch's, whose generator and offsets
+differ). Otherwise it is `dropout`
+below: same scaling, same strict test, same float32 arithmetic. The Triton alternative
+(ktile/ops/alternatives_triton_pointwise.py) draws the same words with `tl.rand4x`.
+
+`dropout`:
 
 Facts (triton-lang/triton `python/tutorials/04-low-memory-dropout.py`, `_seeded_dropout`;
 our own code, nothing copied): element i is kept when `tl.rand(seed, offsets[i]) > p`,
@@ -24,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ktile.ops.rand.reference import rand
+from ktile.ops.rand.reference import rand, rand4
 
 
 def dropout(x, p, seed, offsets=None):
@@ -35,9 +46,19 @@ def dropout(x, p, seed, offsets=None):
     `x`, their dtype standing for the kernel's offset type as in `rand`) default to each
     element's index in row-major flattened order.
     """
+    return _dropout(x, p, seed, offsets, rand)
+
+
+def dropout4(x, p, seed):
+    """`ktile.ops.dropout(x, p, seed)`: as `dropout`, each element drawing `rand4(seed, its
+    flattened index)`. Returns (output, keep_mask)."""
+    return _dropout(x, p, seed, None, rand4)
+
+
+def _dropout(x, p, seed, offsets, draw):
     x32 = np.asarray(x, dtype=np.float32)
     p32 = _drop_probability(p)
-    keep = rand(seed, _element_offsets(x32, offsets)) > p32
+    keep = draw(seed, _element_offsets(x32, offsets)) > p32
     output = np.zeros_like(x32)
     # Divide only the kept elements: at p == 1 none is kept and 1 - p is zero.
     output[keep] = x32[keep] / (np.float32(1) - p32)
