@@ -12,7 +12,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import config, kernels
+from . import backward_direct, config, kernels
 from .row_tiles import row_view
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -111,6 +111,12 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: tor
     rows, cols = lib.rows_of(x).shape
     dtype = lib.kt_dtype(x)
     route = config.BACKWARD.choose(rows, cols, lib.target_of(x))
+    if route.kernel in backward_direct.KERNELS:      # a few rows: one launch, no partials
+        dx, dweight, dbias = torch.empty_like(x), torch.empty_like(weight), torch.empty_like(weight)
+        lib.run(BACKWARD_OP.kernel(route, dtype), *(row_view(t) for t in (dy, x, weight)),
+                mean.reshape(-1), rstd.reshape(-1),
+                *(row_view(t) for t in (dx, dweight, dbias)), **route.constants)
+        return dx, dweight, dbias
     tiled = isinstance(route, config.RowTileRoute)
     # partial sums: one per part of the rows (row tiles), else one per 16-row block
     parts = config.parts(rows) if tiled else -(-rows // 16)
@@ -171,7 +177,8 @@ def backward_case(rows: int, cols: int, dtype: str, device: str = "cpu"):
 FORWARD_OP = lib.Op("layer_norm", {"layer_norm": layer_norm}, kernels.KERNELS, DTYPES,
                     config.FORWARD, "ktile.ops.layernorm.reference", case=forward_case)
 BACKWARD_OP = lib.Op("layer_norm_backward", {"layer_norm_backward": layer_norm_backward},
-                     kernels.BACKWARD_KERNELS, DTYPES, config.BACKWARD,
+                     {**kernels.BACKWARD_KERNELS, **backward_direct.KERNELS}, DTYPES,
+                     config.BACKWARD,
                      "ktile.ops.layernorm.reference", also=(config.REDUCTION,),
                      case=backward_case)
 OPS = [FORWARD_OP, BACKWARD_OP]
