@@ -36,11 +36,13 @@ def test_matches_reference_at_ragged_shapes(m, n, k):
                                        {"BN": 32, "BK": 64, "STAGES": 5},
                                        {"BN": 128, "BK": 16, "STAGES": 3},
                                        {"BN": 64, "BK": 128, "STAGES": 3},
+                                       {"BN": 64, "BK": 64, "STAGES": 4, "A_REGS": 1},
                                        {"BN": 64, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0}],
                          ids=str)
 def test_other_constants_match_the_reference(constants):
     """Pinned as the tuner or benchmarks/matmul.py --route would: runs of 4 and 5 stages,
-    narrower tiles, a run length that leaves prefetches past the split's last tile."""
+    narrower and wider tiles, a run length that leaves prefetches past the split's last tile,
+    the drained wait form, a read by each warp from global memory into registers."""
     route = lib.Route("skinny_wgmma_nt", constants, targets=config.SM90)
     with lib.pinned(OP.table, route):
         check(12, 40, 600, bias=True)

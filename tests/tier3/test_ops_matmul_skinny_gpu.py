@@ -31,6 +31,7 @@ def test_shapes_match_fp32(m, n, k):
                                        {"BN": 128, "BK": 64, "STAGES": 3, "IN_FLIGHT": 0},
                                        {"BN": 64, "BK": 64, "STAGES": 4},
                                        {"BN": 64, "BK": 128, "STAGES": 3},
+                                       {"BN": 128, "BK": 64, "STAGES": 4, "A_REGS": 1},
                                        {"BN": 64, "BK": 64, "STAGES": 6}], ids=str)
 @pytest.mark.parametrize("m", [4, 16, 40])
 def test_pinned_constants_match_fp32(constants, m):

@@ -152,7 +152,8 @@ def wgmma_splits(constants: dict, n_blocks: int, k_tiles: int, multiprocessors: 
     rounds of STAGES tiles, at most MAX_SPLITS; 1 when the N blocks alone fill the slots."""
     from . import skinny_wgmma
     sm = sm90a_multiprocessor()
-    stage_bytes = (skinny_wgmma.MAX_ROWS + constants["BN"]) * constants["BK"] * 2
+    a_rows = 0 if constants.get("A_REGS") else skinny_wgmma.MAX_ROWS   # a in shared memory
+    stage_bytes = (a_rows + constants["BN"]) * constants["BK"] * 2
     block_bytes = constants["STAGES"] * stage_bytes + sm.shared_reserved_per_block
     slots = max(1, sm.shared_bytes // block_bytes) * multiprocessors
     most = max(1, k_tiles // (2 * constants["STAGES"]))

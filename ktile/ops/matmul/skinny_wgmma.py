@@ -24,6 +24,12 @@ the form examples/04_gemm.py drains to after the one-in-flight form gave wrong r
 memory-bound loop has the MMA's latency to spare. The route keeps 1 at 3 stages, the form
 and count `wgmma_nt` was checked at on the H200.
 
+A_REGS 1 gives a no shared memory: each warp loads its 16 rows of a's K tile from global
+memory (L2: a is small) into registers right before its MMA (wgmma with A from registers),
+so a stage is W's tile alone (more stages or wider K tiles in the same shared memory), at
+the cost of that load's latency in each step (W's loads stay in flight through it).
+Pinned or tuned only, unmeasured: 152 registers at BN 128, BK 64, 4 stages (ptxas 13).
+
 Edges: a tile past K (the last split's run, or K not a multiple of BK) is zero-filled by TMA
 and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
 read) rather than at the next split's tiles; rows past M and columns past N are not stored.
@@ -67,32 +73,40 @@ def skinny_wgmma_nt(dtype: str):
     def matmul_skinny_wgmma_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], part: hk.Tensor[hk.fp32],
                                *, BN: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
                                STAGES: hk.Constexpr[int] = 3,
-                               IN_FLIGHT: hk.Constexpr[int] = 1):
+                               IN_FLIGHT: hk.Constexpr[int] = 1,
+                               A_REGS: hk.Constexpr[int] = 0):
         n, split, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         tiles = hk.cdiv(a.cols, BK)
         per = run_length(tiles, part.depth, STAGES)
         first = split * per
         end = first + per
-        sa = [hk.shared(hk.ST(DT, MAX_ROWS, BK)) for _ in range(STAGES)]
+        sa = [] if A_REGS else [hk.shared(hk.ST(DT, MAX_ROWS, BK)) for _ in range(STAGES)]
         sb = [hk.shared(hk.ST(DT, BN, BK)) for _ in range(STAGES)]
+        bufs = [[sb[i]] if A_REGS else [sa[i], sb[i]] for i in range(STAGES)]
         acc = hk.zeros(hk.RT(hk.fp32, MAX_ROWS // 4, BN))   # this warp's 16 rows of a
         for s in range(STAGES - 1):                          # per ≥ STAGES: all in the run
-            hk.group.load(sa[s], a[hk.tile_coord(0, 0, 0, first + s)])
+            if not A_REGS:
+                hk.group.load(sa[s], a[hk.tile_coord(0, 0, 0, first + s)])
             hk.group.load(sb[s], b[hk.tile_coord(0, 0, n, first + s)])
-        hk.wait_for(sa[0], sb[0])
+        hk.wait_for(*bufs[0])
         hk.barrier()
         for k in range(first, end, STAGES):
             for s in range(STAGES):                          # unrolled: buffer s, tile k + s
-                acc += sa[s] @ sb[s].T                       # in flight
+                if A_REGS:                                   # this warp's rows, from L2
+                    ra = a[hk.tile_coord(0, 0, w, k + s)].load(hk.RT(DT, MAX_ROWS // 4, BK))
+                    acc += ra @ sb[s].T                      # in flight
+                else:
+                    acc += sa[s] @ sb[s].T                   # in flight
                 free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
                 if IN_FLIGHT:                                # MMA k+s-1, loads k+s+1
-                    hk.wait_for(sa[free], sb[free], sa[nxt], sb[nxt])
+                    hk.wait_for(*bufs[free], *bufs[nxt])
                 else:                                        # MMA k+s too (drained)
-                    hk.wait_for(acc, sa[nxt], sb[nxt])
+                    hk.wait_for(acc, *bufs[nxt])
                 hk.barrier()                                 # every warp is done with k+s-1
                 t = k + s + STAGES - 1
                 t = hk.where(t < end, t, tiles)              # past the run: past K, no read
-                hk.group.load(sa[free], a[hk.tile_coord(0, 0, 0, t)])
+                if not A_REGS:
+                    hk.group.load(sa[free], a[hk.tile_coord(0, 0, 0, t)])
                 hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, t)])
         hk.wait_for(*sa, *sb)                                # the last prefetches (past K)
         part[hk.tile_coord(0, split, w, n)] = acc
