@@ -13,10 +13,12 @@ warp holds four 16 × 32 tiles (as much of the row as two 16 × 64 ones: the 2-t
 shape the flat RMSNorm experiment measured fastest at 8192), 4 warps at 8192 and 8 at 16384,
 loading the weight and bias per tile after the statistics: 128 registers in bf16, 123-124 in
 fp32 (nvcc 13; 16 × 64 tiles at two per warp take 167 in bf16, 12 resident warps). The
-tuner's candidates (`ktile tune`: WARPS halved and doubled, HELD to cover) include 8 warps of
-two 16 × 32 tiles at 8192 (80 registers); the former 8 warps × one 16 × 64 tile is in the
-sweep's EXPLORE (ktile/ops/rmsnorm/sweep.py). fp32 holds each 16 × C share as two 16 × C/2
-tiles and loads its weight and bias after the statistics (row_tiles.py).
+tuner's candidates (`ktile tune`: WARPS and C halved and doubled, HELD to cover) include 8
+warps of two 16 × 32 tiles at 8192; the former 8 warps × one 16 × 64 tile is in the sweep's
+EXPLORE (ktile/ops/rmsnorm/sweep.py). fp32 holds each 16 × C share as two 16 × C/2 tiles
+(C ≥ 32) and loads its weight and bias after the statistics (row_tiles.py). On sm_90a the
+latency routes (LATENCY_WIDTHS, up to FEW_ROWS rows) and, from 8192 at more rows, two 16 × 32
+shares per warp with the weight and bias loaded with x (MANY_ROW_WIDTHS) come first.
 
 The backward holds one flat 16 × 32 tile per warp of x, dy and the weight, and two fp32
 accumulators across its rows: 118-128 registers on sm_90a at 16 warps (nvcc 12, no spill), so

@@ -94,15 +94,16 @@ def layer_norm_rows(dtype: str):
         held = [x[hk.tile_coord(0, 0, r, k)].load(t) for k in chunks]
         if when == "early":
             wbs = [load_weights(w, b, k, t) for k in chunks]
-        n = hk.to_float(x.cols * 16)
+        # 1 / n depends on no load: its IEEE division runs while the loads are in flight
+        per_value = 1.0 / hk.to_float(x.cols * 16)
         total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
         for xs in held[1:]:
             total = total + hk.tile_sum(xs.to(hk.fp32))
-        mean = hk.group.sum(total) / n
+        mean = hk.group.sum(total) * per_value
         squares = 0.0
         for k, xs in zip(chunks, held):    # a scalar per tile: no accumulator tile held
             squares = squares + hk.tile_sum(deviations(xs, mean, k, width, x.cols))
-        rstd = hk.rsqrt(hk.group.sum(squares) / n + eps)
+        rstd = hk.rsqrt(hk.group.sum(squares) * per_value + eps)
         if when == "after":
             wbs = [load_weights(w, b, k, t) for k in chunks]
         for i, (k, xs) in enumerate(zip(chunks, held)):

@@ -22,6 +22,10 @@ Other widths (not a multiple of 16), and multiples of 16 past 16384, take `rms_n
 vectors laid out as an MMA fragment's column replicated over its rows, 64 wide on 32-lane
 targets (sm_90a, gfx1100, gfx1201), 128 on 64-lane ones (gfx942, gfx950).
 
+On sm_90a, up to 256 rows, the latency routes come first (LATENCY_WARPS below): one short flat
+tile per warp over more warps (16 x 16 up to 4096 columns, 16 x 32 to 8192), the serial chain a
+warp executes being a few-row launch's time.
+
 The tuner may override the table per target (`TABLE.override(target, routes)`)."""
 from __future__ import annotations
 

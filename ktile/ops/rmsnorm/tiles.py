@@ -75,13 +75,16 @@ def load_all(tensor, r, chunks: list, tile) -> list:
 
 def inv_rms(tiles: list, x, eps):
     """rsqrt(mean of the squares of the row + eps): each warp's tiles squared in fp32 and
-    summed whole (one fp32 scalar per warp), then the block's warps in order."""
+    summed whole (one fp32 scalar per warp), then the block's warps in order. The mean is a
+    product with 1 / cols, which depends on no load, so the IEEE division (and its slow-path
+    check) runs while the loads are in flight, off the chain after the block's combine."""
+    per_value = 1.0 / hk.to_float(x.cols * ROW_TILE)
     total = None
     for t in tiles:
         f = t.to(hk.fp32)
         part = hk.tile_sum(f * f)
         total = part if total is None else total + part
-    return hk.rsqrt(hk.group.sum(total) / hk.to_float(x.cols * ROW_TILE) + eps)
+    return hk.rsqrt(hk.group.sum(total) * per_value + eps)
 
 
 def normalised(xs, ws, inv, DT):
