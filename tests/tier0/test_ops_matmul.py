@@ -55,7 +55,7 @@ def test_output_dtypes(m, dtype, out_dtype):
 
 def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
-    assert check(130, 70, 150) == "wgmma_nt"
+    assert check(130, 70, 150) == "wgmma_ws_nt"      # tiles_ws.py, before wgmma_nt
     assert check(40, 70, 150) == "skinny_wgmma_nt"   # sm_90a's M 9..64 (skinny_wgmma.py)
     assert check(20, 70, 150) == "skinny_wgmma_nt"
     assert check(5, 70, 150) == "skinny_nt"
@@ -64,42 +64,36 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
                                    (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
 def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
-    """sm_90a's routes for b = W.t() and K a multiple of 16: the streaming GEMV for M ≤ 4, the
+    """sm_90a's routes for b = W.t() and K a multiple of 16: the streaming GEMV for M ≤ 8, the
     skinny kernels above, at ragged N and K (K/16 rows of 16 not a multiple of the 16-row
     tile), with and without a bias; gemv_nt's blocks of 2 rows of a also at M 3..8 (pinned:
-    ⌈M / 2⌉ blocks per band of W) and the streaming GEMV's MB 8 form at M 5..8 (pinned)."""
+    ⌈M / 2⌉ blocks per band of W)."""
     from ktile.ops import _library as lib
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_stream_nt" if m <= 4 else ("skinny_nt" if m <= 8 else "skinny_wgmma_nt")
+    want = "gemv_stream_nt" if m <= 8 else "skinny_wgmma_nt"
     assert config.choose("nt", m, n, None, k).kernel == want
     if 2 < m <= 8:
         with lib.pinned(OP.table, config.gemv(2, 2, 8)):
-            check(m, n, k, bias=m % 2 == 1)
-    if 4 < m <= 8:
-        with lib.pinned(OP.table, STREAM_MB8):
             check(m, n, k, bias=m % 2 == 1)
     assert not config.choose("nt", m, n, None, k + 8).kernel.startswith("gemv")   # K % 16
     assert not config.choose("nn", m, n, None, k).kernel.startswith("gemv")       # row-major
 
 
-STREAM_MB8 = config.Route("gemv_stream_nt", {"MB": 8, "RW": 1, "UNROLL": 2, "WARPS": 4},
-                          max_rows=8, targets=config.SM90)
-
-
-@pytest.mark.parametrize("m,n,k,mb,rw,unroll", [(1, 203, 208, 4, 2, 2), (2, 130, 496, 2, 2, 3),
-                                                (4, 99, 272, 4, 1, 2), (2, 141, 48, 2, 4, 1)],
-                         ids=str)
-def test_streaming_gemv_loops_over_groups_of_rows(m, n, k, mb, rw, unroll, monkeypatch):
+@pytest.mark.parametrize("m,n,k,mb,rw,unroll,depth", [
+    (1, 203, 208, 2, 2, 2, 1), (2, 130, 496, 2, 1, 3, 1), (4, 99, 272, 4, 1, 1, 3),
+    (2, 141, 48, 2, 4, 1, 2), (5, 70, 4112, 8, 1, 1, 2)], ids=str)
+def test_streaming_gemv_loops_over_groups_of_rows(m, n, k, mb, rw, unroll, depth, monkeypatch):
     """gemv_stream_nt with more groups of RW rows than warps on the interpreter's grid (4
     multiprocessors: each warp loops over several groups), a last group cut by N, K/16 rows
-    no multiple of UNROLL's step (the prefetch past K reads 0), M below MB (rows of a past M
-    read 0, their outputs are not written)."""
+    no multiple of UNROLL's step, a queue DEPTH steps deep (the loads ahead past K read 0),
+    M below MB (rows of a past M read 0, their outputs are not written)."""
     from ktile.ops import _library as lib
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
-    route = config.Route("gemv_stream_nt", {"MB": mb, "RW": rw, "UNROLL": unroll, "WARPS": 2},
+    route = config.Route("gemv_stream_nt", {"MB": mb, "RW": rw, "UNROLL": unroll,
+                                            "DEPTH": depth, "WARPS": 2},
                          max_rows=mb, targets=config.SM90)
     groups, warps = -(-n // rw), config.stream_blocks(route, config.CPU_MULTIPROCESSORS) * 2
     assert groups > warps

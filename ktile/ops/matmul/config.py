@@ -4,7 +4,7 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-On sm_90a, M ≤ 4 with b = W.t() and K a multiple of 16 takes the streaming decode GEMV
+On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 16 takes the streaming decode GEMV
 (`gemv_stream_nt`: one kernel, flat 16-byte tiles, a grid sized to the machine, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
 `also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
 the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
@@ -46,38 +46,41 @@ def gemv(rows: int, unroll: int, max_rows: int) -> Route:
                  max_cols=GEMV_MAX_N, targets=SM90, sample=(max_rows - 1 or 1, 70))
 
 
-def gemv_stream(rows: int, w_rows: int, unroll: int) -> Route:
-    return Route("gemv_stream_nt", {"MB": rows, "RW": w_rows, "UNROLL": unroll, "WARPS": 4},
-                 max_rows=rows, targets=SM90, sample=(rows, 70))
+def gemv_stream(rows: int, w_rows: int, unroll: int, depth: int) -> Route:
+    return Route("gemv_stream_nt", {"MB": rows, "RW": w_rows, "UNROLL": unroll, "DEPTH": depth,
+                                    "WARPS": 4}, max_rows=rows, targets=SM90, sample=(rows, 70))
 
 
-# The decode GEMVs on sm_90a for M ≤ 4, b = W.t() and K a multiple of 16 (their [., K/16, 16]
+# The decode GEMV on sm_90a for M ≤ 8, b = W.t() and K a multiple of 16 (the [., K/16, 16]
 # views). `gemv_stream_nt` (gemv_stream.py): a grid of blocks_per_sm blocks per
 # multiprocessor (the op passes BLOCKS = multiprocessors x blocks_per_sm), each warp looping
-# over groups of RW W rows, the next step's RW x UNROLL W tiles loaded before this step's math
-# (carried through the K loop: 512-byte accesses in flight during the math), MB rows of a per
-# warp (M <= MB). blocks_per_sm is the residency ptxas's registers allow (CUDA 13.0, bf16):
-# MB 1 / RW 2 / UNROLL 2: 90 registers, 5 blocks of 4 warps (20 warps x 2 KiB of W in flight);
-# MB 2 / 2 / 2: 122, 4 blocks (16 x 2 KiB); MB 4 / 1 / 2: 112, 4 blocks (16 x 1 KiB). MB 4 at
-# RW 2 (160 registers) and MB 8 (162 at RW 1 / UNROLL 2) fall under the budgets pass's
-# occupancy floor (14 of 64 warps), so M 5..8 keeps the skinny kernels. Not yet measured on
-# the H200: benchmarks/matmul.py --decode-only times them against cuBLAS, and --route
-# gemv_stream_nt:MB=8,RW=1,UNROLL=2 (or gemv_nt, skinny_nt) compares other constants.
+# over groups of RW W rows, MB rows of a per warp (M <= MB), a queue of DEPTH steps of
+# RW x UNROLL W tiles carried through the K loop: a step's loads are issued DEPTH steps before
+# its math. DEPTH 2 because ptxas sinks the next step's loads below the current step's math
+# (fewer live registers): at DEPTH 1 they would land only at the next step's start.
+# blocks_per_sm is the residency ptxas's registers allow (CUDA 13.0, bf16, 4 warps a block):
+# MB / RW / UNROLL / DEPTH 1 / 2 / 1 / 2: 72 registers, 7 blocks (28 warps, 4 W tiles of
+# 512 bytes carried each); 2 / 2 / 1 / 2: 96, 5; 4 / 1 / 1 / 3: 96, 5; 8 / 1 / 1 / 2: 160, 3
+# (at M 5..8 the FMA form is bounded by issue: about 9 instructions per W element and row of
+# a). Not yet measured on the H200: benchmarks/matmul.py --decode-only times the routes
+# against cuBLAS, --route gemv_stream_nt:MB=...,RW=...,UNROLL=...,DEPTH=... other constants,
+# --route skinny_nt / gemv_nt the earlier kernels.
 # `gemv_nt` (gemv.py, one W row per warp, blocks that end after one row; ptxas interleaves its
 # loads with the math, about one W access in flight per warp) stays pinnable: on the H200
 # (2026-12-02) 38.6 us at 1 x 12288 x 4096 (62% of copy), 56.8 at M = 2.
-STREAM_BLOCKS_PER_SM = {(1, 2, 2): 5, (2, 2, 2): 4, (4, 1, 2): 4}  # by (MB, RW, UNROLL)
+STREAM_BLOCKS_PER_SM = {(1, 2, 1, 2): 7, (2, 2, 1, 2): 5, (4, 1, 1, 3): 5,
+                        (8, 1, 1, 2): 3}     # by (MB, RW, UNROLL, DEPTH)
 STREAM_BLOCKS_PER_SM_OTHER = 3   # a pinned route's other constants (a benchmark's --route)
 GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 warps
-GEMV_ROUTES = [gemv_stream(1, 2, 2), gemv_stream(2, 2, 2), gemv_stream(4, 1, 2),
-               gemv(1, 4, 1), gemv(2, 2, 2)]
+GEMV_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
+               gemv_stream(8, 1, 1, 2), gemv(1, 4, 1), gemv(2, 2, 2)]
 
 
 def stream_blocks(route: Route, multiprocessors: int) -> int:
     """gemv_stream_nt's grid: its constants' blocks per multiprocessor on every one."""
     c = route.constants
-    key = (c.get("MB", 1), c.get("RW", 2), c.get("UNROLL", 2))
+    key = (c.get("MB", 1), c.get("RW", 2), c.get("UNROLL", 1), c.get("DEPTH", 2))
     return multiprocessors * STREAM_BLOCKS_PER_SM.get(key, STREAM_BLOCKS_PER_SM_OTHER)
 
 # sm_90a M 9..64, b = W.t(): skinny_wgmma_nt (skinny_wgmma.py), W streamed once by TMA into
@@ -89,9 +92,13 @@ def stream_blocks(route: Route, multiprocessors: int) -> int:
 SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 3},
                              min_rows=9, max_rows=64, targets=SM90, sample=(20, 70))]
 
-# wgmma_sync_nt (the MMA waited for at once) after wgmma_nt: never chosen first, timed when
-# pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
+# sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
+# pipeline of 4 stages, 128 x 256 tiles, one block per SM; 168 registers at launch, 0 spills,
+# ptxas 13.0) first; wgmma_nt (8 warps, 128 x 128, two blocks per SM) kept as the pinned /
+# tuned alternative; wgmma_sync_nt (the MMA waited for at once) after it: never chosen first,
+# timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
+            Route("wgmma_ws_nt", {}, targets=SM90, sample=(70, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
             Route("wgmma_sync_nt", {}, targets=SM90, sample=(70, 100))]
 NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]

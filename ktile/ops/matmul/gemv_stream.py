@@ -9,9 +9,12 @@ Work: W's rows in groups of RW. The grid is BLOCKS blocks of WARPS warps (BLOCKS
 device's multiprocessor count: the op passes it), and warp w of block x takes groups
 w·BLOCKS + x, then every BLOCKS·WARPS-th (a persistent loop: no block ends after one row, and
 a last round of fewer groups than warps is spread over every block). For its group a warp walks
-K UNROLL tiles at a time: the step's RW·UNROLL W tiles and MB·UNROLL a tiles are loaded before
-its math (RW·UNROLL 512-byte W accesses in flight per warp), and each W tile is multiplied by
-all MB a tiles while it is in registers (each a tile serves RW rows of W). The RW·MB fp32
+K UNROLL tiles at a time (a step) and carries a queue of the next DEPTH steps' RW·UNROLL W
+tiles through the loop: a step's W loads are issued DEPTH steps before its math, so they are
+in flight during the math between (DEPTH 2 where ptxas sinks a step's loads below the
+current math to save registers: at DEPTH 1 they would land only when needed). Each W tile is
+multiplied by all MB a tiles while it is in registers (a's tiles, L1 hits after the first
+warp, are loaded where they are used: each serves RW rows of W). The RW·MB fp32
 accumulators are reduced once per group (`hk.tile_sum`: the lane's elements, then a fixed
 butterfly: the same bits every run, no atomics), the bias added in fp32, rounded once.
 
@@ -28,13 +31,13 @@ import ktile as hk
 from .dtypes import pair
 
 MAX_ACCUMULATORS = 8    # RW · MB fp32 tiles a warp carries through its K loop (named below)
-MAX_W_TILES = 8         # RW · UNROLL W tiles carried into the next step (named below)
+MAX_W_TILES = 8         # RW · UNROLL · DEPTH W tiles carried ahead (named below)
 
 STREAM_SHAPES = [
     (lambda p: p.RW * p.MB <= MAX_ACCUMULATORS,
      f"RW x MB (W rows x a rows per warp) must be at most {MAX_ACCUMULATORS}"),
-    (lambda p: p.RW * p.UNROLL <= MAX_W_TILES,
-     f"RW x UNROLL (W tiles in flight per warp) must be at most {MAX_W_TILES}"),
+    (lambda p: p.DEPTH >= 1 and p.RW * p.UNROLL * p.DEPTH <= MAX_W_TILES,
+     f"RW x UNROLL x DEPTH (W tiles carried per warp) must be 1 to {MAX_W_TILES}"),
     (lambda p: p.a.depth <= p.MB, "MB (the rows of a each warp holds) must be at least M"),
     (lambda p: p.a.batch == 1 and p.a.cols == 16, "a must be passed as [M, K/16, 16]"),
     (lambda p: p.w.batch == 1 and p.w.cols == 16 and p.w.rows == p.a.rows,
@@ -54,8 +57,9 @@ def gemv_stream_nt(dtype: str):
     @hk.kernel(grid=lambda p: (p.BLOCKS,), warps="WARPS", requires=STREAM_SHAPES)
     def matmul_gemv_stream_nt(a: hk.Tensor[DT], w: hk.Tensor[DT], bias: hk.Tensor[DT],
                               out: hk.Tensor[OUT], *, MB: hk.Constexpr[int] = 1,
-                              RW: hk.Constexpr[int] = 2, UNROLL: hk.Constexpr[int] = 4,
-                              WARPS: hk.Constexpr[int] = 4, BLOCKS: hk.Constexpr[int] = 528):
+                              RW: hk.Constexpr[int] = 2, UNROLL: hk.Constexpr[int] = 1,
+                              DEPTH: hk.Constexpr[int] = 2, WARPS: hk.Constexpr[int] = 4,
+                              BLOCKS: hk.Constexpr[int] = 528):
         t = hk.RT(DT, 16, 16, "flat")
         first = hk.arch.warp_id * BLOCKS + hk.arch.block_idx.x
         for g in range(first, hk.cdiv(w.depth, RW), BLOCKS * WARPS):
@@ -67,15 +71,21 @@ def gemv_stream_nt(dtype: str):
             c0, c1, c2, c3, c4, c5, c6, c7 = [
                 hk.zeros(hk.RT(hk.fp32, 16, 16, "flat")) if j < RW * MB else 0.0
                 for j in range(MAX_ACCUMULATORS)]
+            # the queue of W tiles: DEPTH steps of RW·UNROLL (row i, tile u of step s at
+            # (s·RW + i)·UNROLL + u), past its length a scalar 0 the loop leaves alone
             w0, w1, w2, w3, w4, w5, w6, w7 = [
-                w[hk.tile_coord(0, n0 + j // UNROLL, j % UNROLL, 0)].load(t)
-                if j < RW * UNROLL else 0.0 for j in range(MAX_W_TILES)]
+                w[hk.tile_coord(0, n0 + j // UNROLL % RW, j // (RW * UNROLL) * UNROLL
+                                + j % UNROLL, 0)].load(t)
+                if j < DEPTH * RW * UNROLL else 0.0 for j in range(MAX_W_TILES)]
             for r in range(0, hk.cdiv(w.rows, 16), UNROLL):
-                ws = [w0, w1, w2, w3, w4, w5, w6, w7]
-                # the next step's W tiles, in flight during this step's math (past K: 0)
-                w0, w1, w2, w3, w4, w5, w6, w7 = [
-                    w[hk.tile_coord(0, n0 + j // UNROLL, r + UNROLL + j % UNROLL, 0)].load(t)
-                    if j < RW * UNROLL else 0.0 for j in range(MAX_W_TILES)]
+                queue = [w0, w1, w2, w3, w4, w5, w6, w7]
+                ws = queue[:RW * UNROLL]
+                # the step DEPTH ahead, in flight during this step's math and the DEPTH - 1
+                # steps between (past K: 0, no memory read)
+                ahead = [w[hk.tile_coord(0, n0 + j // UNROLL, r + DEPTH * UNROLL + j % UNROLL,
+                                         0)].load(t) for j in range(RW * UNROLL)]
+                queue = queue[RW * UNROLL:DEPTH * RW * UNROLL] + ahead
+                w0, w1, w2, w3, w4, w5, w6, w7 = queue + [0.0] * (MAX_W_TILES - len(queue))
                 accs = [c0, c1, c2, c3, c4, c5, c6, c7]
                 for u in range(UNROLL):
                     # a's tiles (L1 hits after the first warp) loaded where they are used:

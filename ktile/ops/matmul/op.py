@@ -5,7 +5,7 @@ bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
 a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
 fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
 read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
-(nn.Linear's layout); any other layout is refused. M ≤ 4 with b = W.t() and K a multiple of 16
+(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 16
 takes the streaming decode GEMV on sm_90a (one kernel on a grid sized to the machine, W
 streamed once); M ≤ 64 otherwise the skinny
 kernels, K split over blocks and the partials summed in a fixed order; larger M the tile
@@ -20,13 +20,13 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, tiles
+from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, tiles, tiles_ws
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
            "skinny_wgmma_nt": skinny_wgmma.skinny_wgmma_nt,
-           "wgmma_sync_nt": tiles.wgmma_sync_nt,
+           "wgmma_sync_nt": tiles.wgmma_sync_nt, "wgmma_ws_nt": tiles_ws.wgmma_ws_nt,
            "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt,
            "gemv_stream_nt": gemv_stream.gemv_stream_nt}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
