@@ -6,7 +6,7 @@
     kt::setmaxnreg_dec<40>();                                                kt.setmaxnreg
     kt_pipe0.wait_empty(k);  kt_pipe0.wait_full(k);                          kt.stage_wait
     kt_pipe0.release<KEEP>(k);                                               kt.stage_release
-    kt::stage_copy(dst, g, coord, kt_pipe0, k, kt_mapN);                     kt.stage_copy
+    kt::stage_copy(dst, g, coord, kt_pipe0, k[, kt_mapN]);                   kt.stage_copy
 
 kt.role is written with warp_id alone, so the in-turns form (pipeline_forms.py) translates
 for every target; the other ops are traced only where the target has warp specialisation.
@@ -29,8 +29,11 @@ def lower_pipeline_init(e: Emitter, op: kp.PipelineInitOp) -> None:
         raise missing_lowering(op, e.target, "a pipeline whose mbarriers lds-alloc has not "
                                              "placed")
     producer = _producer_warp(op)
+    arrivals = op.prop_int("copies")
+    if not op.prop_int("tma"):     # cp.async: every producer thread arrives for every copy
+        arrivals *= (e.warps - producer) * e.target.wave_size
     e.statement(op, f"kt::pipeline<{op.prop_int('stages')}, {offset}, {producer}> "
-                    f"{pipeline_name(op)}({op.prop_int('copies')}, {op.prop_int('readers')});")
+                    f"{pipeline_name(op)}({arrivals}, {op.prop_int('readers')});")
 
 
 def _producer_warp(op: kp.PipelineInitOp) -> int:
@@ -59,12 +62,12 @@ def lower_stage_release(e: Emitter, op: kp.StageReleaseOp) -> None:
 
 def lower_stage_copy(e: Emitter, op: kp.StageCopyOp) -> None:
     tensor_map = op.prop_int("map")
-    if tensor_map is None:
-        raise missing_lowering(op, e.target, "a stage copy with no tensor map (the pipeline "
-                                             "is traced in turns where tensors have none)")
-    args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op)}"
-    e.statement(op, f"kt::stage_copy({args}, {pipeline_name(op)}, {e.name(op.step)}, "
-                    f"{tensor_map_name(tensor_map)});")
+    args = f"{e.name(op.dst)}, {e.name(op.src)}, {coord(e, op)}, {pipeline_name(op)}, " \
+           f"{e.name(op.step)}"
+    if tensor_map is None:       # a call whose tensors have no tensor maps: cp.async
+        e.statement(op, f"kt::stage_copy({args});")
+        return
+    e.statement(op, f"kt::stage_copy({args}, {tensor_map_name(tensor_map)});")
 
 
 PIPELINE_LOWERINGS = {

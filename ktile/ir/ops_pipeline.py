@@ -34,18 +34,21 @@ def _int(value: int) -> IntegerAttr:
 @irdl_op_definition
 class PipelineInitOp(KtOp):
     """Declares pipeline `pipeline` of `stages` stages: its 2 × stages mbarriers (lds-alloc
-    places them at `offset`), full expecting `copies` arrivals a phase (one per stage copy of a
-    step: each announces its bytes), empty `readers` (one per consumer warp)."""
+    places them at `offset`), full completing once a step's `copies` stage copies have landed
+    (`tma` 1: TMA copies, one arrival each announcing its bytes; 0: cp.async, one arrival per
+    producer thread and copy), empty once `readers` consumer warps have released it."""
     name = "kt.pipeline_init"
     pipeline = prop_def(IntegerAttr)
     stages = prop_def(IntegerAttr)
     copies = prop_def(IntegerAttr)
     readers = prop_def(IntegerAttr)
+    tma = prop_def(IntegerAttr)
     offset = opt_prop_def(IntegerAttr)
 
-    def __init__(self, pipeline: int, stages: int, copies: int, readers: int):
+    def __init__(self, pipeline: int, stages: int, copies: int, readers: int, tma: bool):
         super().__init__(properties={"pipeline": _int(pipeline), "stages": _int(stages),
-                                     "copies": _int(copies), "readers": _int(readers)})
+                                     "copies": _int(copies), "readers": _int(readers),
+                                     "tma": _int(int(tma))})
 
     def verify_(self) -> None:
         for name in ("stages", "copies", "readers"):
@@ -131,7 +134,8 @@ class StageReleaseOp(KtOp):
 @irdl_op_definition
 class StageCopyOp(KtOp):
     """Global → a stage's shared tile by the producer role, completing on the stage's "full"
-    barrier (a TMA copy: `map` is its tensor map, from tensor-maps). `dst` is the stage's
+    barrier: a TMA copy where tensor-maps gave it `map`, else cp.async by the producer's
+    threads, each arriving once its chunks have landed. `dst` is the stage's
     tile, picked from the stages' tiles by `step` % stages (a kt.lds_select). Coordinates as
     kt.copy_async's."""
     name = "kt.stage_copy"

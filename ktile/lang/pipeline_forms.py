@@ -1,18 +1,19 @@
 """The two forms a pipeline (pipeline.py) is traced in.
 
-- **warp-specialised** (a target with `warp_specialization`, its group loads TMA copies):
-  the block splits into roles, consumers first (warps 0 .. C-1, so a consumer warp's rows of a
+- **warp-specialised** (a target with `warp_specialization`): the block splits into roles, consumers first (warps 0 .. C-1, so a consumer warp's rows of a
   shared a are its warp id's, as everywhere), the producer after. The producer lowers its
   registers and loops over the steps: wait for the stage to be empty, fill it (kt.stage_copy,
-  completing on its full barrier). The consumers raise theirs and loop: wait for full, the
+  completing on its full barrier: TMA copies, or cp.async by the producer's threads in a call
+  whose tensors cannot have tensor maps or where a stage tile has no swizzle mode). The consumers raise theirs and loop: wait for full, the
   consumer function, release the previous step's stage once its MMAs completed
   (kt.stage_release), then `finish`.
-- **in turns** (every other target, and sm_90a calls whose tensors cannot have tensor maps):
+- **in turns** (every other target):
   every warp loads steps 0 .. S-2, then per step k: wait for stage k, a barrier (every warp's
   copies have landed, every warp is done with step k-1), the consumer function (on the
   consumer warps when the block has producer warps too), then load step k+S-1 into the stage
-  of k-1. The copies, waits and barriers are ordinary ops, checked by the waits pass as any
-  others. The stage is picked on the device (kt.lds_select), which the waits pass takes as
+  of k-1 (on sm_90a, whose MMA from shared stays in flight, after a wait for the step's MMAs
+  and a second barrier). The copies, waits and barriers are ordinary ops, checked by the
+  waits pass as any others. The stage is picked on the device (kt.lds_select), which the waits pass takes as
   any of the stages: each wait completes every copy in flight (count 0), so a copy overlaps
   only the step it is issued in (a form unrolled by STAGES, with stages known while tracing,
   would keep S-1 in flight: not done).
@@ -35,7 +36,7 @@ def _b():
 def form_for(trace, pipe, producer: roles.Role, consumer: roles.Role):
     """The form for this trace's target, after checking the block's warps against the roles."""
     _check_top_level(trace)
-    specialised = trace.target.warp_specialization and getattr(trace, "tensor_copies", True)
+    specialised = trace.target.warp_specialization
     both = producer.warps + consumer.warps
     if trace.warps != both and (trace.target.warp_specialization or
                                 trace.warps != consumer.warps):
@@ -73,8 +74,11 @@ def warp_specialised(pipe, carried: tuple) -> None:
     b = _b()
     producer, _ = pipe.roles["producer"]
     consumer, _ = pipe.roles["consumer"]
-    copies = len(pipe.descs)
-    b.insert(PipelineInitOp(pipe.id, pipe.stages, copies, consumer.warps))
+    trace = tracer.current()
+    tma = getattr(trace, "tensor_copies", True) and all(
+        trace.target.tensor_box(d.rows, d.cols, d.dtype.bits // 8) is not None
+        for d in pipe.descs)
+    b.insert(PipelineInitOp(pipe.id, pipe.stages, len(pipe.descs), consumer.warps, tma))
     pipe.specialised_now = True
     is_producer = Scalar(b.insert(RoleOp("producer", consumer.warps, producer.warps)).result)
     control.branch(is_producer, lambda _: _produce(pipe, producer) or (),
@@ -199,6 +203,10 @@ def _record_roles(b, producer: roles.Role, consumer: roles.Role) -> None:
 def in_turns(pipe, carried: tuple) -> None:
     consumer, _ = pipe.roles["consumer"]
     guard = tracer.current().warps != consumer.warps
+    # a target whose MMA from shared stays in flight after it returns (sm_90a, were it traced
+    # in turns): the stage the next load writes is picked on the device, so the waits pass
+    # takes it for any stage, which the step's MMA may still read
+    asynchronous_mma = tracer.current().target.wait_counter("wgmma") is not None
     for j in range(pipe.stages - 1):          # steps 0 .. S-2 in flight
         _when(j < pipe.steps, lambda j=j: _turn_load(pipe, j, j))
     names = tuple(f"the pipeline's carried value {k}" for k in range(len(carried)))
@@ -210,6 +218,9 @@ def in_turns(pipe, carried: tuple) -> None:
         barrier()                                    # every warp: landed, and done with k-1
         outs = _on_consumers(guard, consumer, lambda: _as_tuple(
             pipe.call("consumer", pipe.stage_tiles(index, k), k, *values), len(values)), values)
+        if asynchronous_mma:     # its MMA may still read a stage the next load may write
+            wait_for(*stage)
+            barrier()
         ahead = k + (pipe.stages - 1)             # into the stage of k-1, which every warp
         _when(ahead < pipe.steps, lambda: _turn_load(pipe, ahead % pipe.stages, ahead))
         return outs

@@ -9,7 +9,9 @@ element bytes]. Such a copy is a TMA copy, completing on its tile's mbarrier (ld
 the slot, waits names it); the host encodes one map per entry for every call
 (`ktile/runtime/tensor_maps.py`). Copies into shared vectors, or tiles of another width,
 carry no map and stay cp.async copies. A pipeline's stage copy (kt.stage_copy, into the
-stage's tile picked from its list) gets a map the same way: it is always a TMA copy. Elsewhere, or where the module says
+stage's tile picked from its list) gets a map the same way when its pipeline's copies are
+TMA copies (kt.pipeline_init's `tma`: every stage tile has a swizzle mode); else none of them
+does (cp.async onto the stage's barrier). Elsewhere, or where the module says
 `kt.tensor_copies = false` (a GPU call whose tensors cannot have maps), it changes nothing.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from xdsl.ir import BlockArgument
 from xdsl.passes import ModulePass
 
 from ..ir import ops as kt
-from ..ir.ops_pipeline import StageCopyOp
+from ..ir.ops_pipeline import PipelineInitOp, StageCopyOp
 from ..ir.query import kernel_func
 from ..ir.types import SharedTileType
 from .common import element_bytes, target_of
@@ -36,13 +38,16 @@ class TensorMaps(ModulePass):
         if not target.tensor_copy_swizzles or (off is not None and not off.value.data):
             return
         params = list(fn.body.block.args)
+        tma_pipelines = {init.prop_int("pipeline") for init in fn.walk()
+                         if isinstance(init, PipelineInitOp) and init.prop_int("tma")}
         maps: dict[tuple[int, int, int], int] = {}
         entries: list[list[int]] = []
         for copy in fn.walk():
             if not isinstance(copy, (kt.CopyAsyncOp, StageCopyOp)):
                 continue
             ty, src = copy.dst.type, copy.src
-            named = isinstance(copy.dst.owner, kt.AllocOp) or isinstance(copy, StageCopyOp)
+            named = isinstance(copy.dst.owner, kt.AllocOp) or (
+                isinstance(copy, StageCopyOp) and copy.prop_int("pipeline") in tma_pipelines)
             if not isinstance(ty, SharedTileType) or not named \
                     or not isinstance(src, BlockArgument) or src.owner is not fn.body.block:
                 continue

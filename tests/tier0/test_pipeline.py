@@ -60,6 +60,18 @@ def test_sm90a_translation_launches_one_block_per_multiprocessor():
     assert "kt::barrier();" not in source
 
 
+def test_without_tensor_maps_the_producer_copies_by_cp_async():
+    """A GPU call whose tensors cannot have tensor maps: the same roles, the stage copies
+    cp.async by the producer's threads, each arriving on full (4 warps × 32 × 2 tiles)."""
+    trace = P.pipelined.trace_copies("sm_90a", False, {})
+    (init,) = ops_of(trace, kp.PipelineInitOp)
+    assert init.prop_int("tma") == 0
+    assert all(c.prop_int("map") is None for c in ops_of(trace, kp.StageCopyOp))
+    source = trace.source()
+    assert "kt_pipe0(256, 4);" in source and "kt_map" not in source
+    assert "kt::setmaxnreg_dec<56>();" in source
+
+
 def test_the_matmul_kernel_fits_its_raised_registers_without_an_occupancy_warning():
     from ktile.ops.matmul import tiles_ws
     trace = tiles_ws.wgmma_ws_nt("bf16").trace("sm_90a")

@@ -2,8 +2,8 @@
 no spill and no wgmma serialized by ptxas (C7514 / C7517), at the 384-thread block's launch
 registers, with each role's register limit (setmaxnreg) and the stage protocol (mbarrier
 parity waits, TMA copies completing on them, one wgmma group kept in flight) in its PTX; the
-small pipelined GEMM of tests/pipeline_kernels.py builds clean for sm_90a and, traced in turns,
-for the AMD targets (the cocheck gate: no spill, no scratch, waits checked): gfx1100 and
+kernel traced without tensor maps (cp.async stage copies) builds clean too; the small pipelined
+GEMM of tests/pipeline_kernels.py, traced in turns, builds clean for the AMD targets (the cocheck gate: no spill, no scratch, waits checked): gfx1100 and
 gfx950 in CI, all four with KTILE_OPS_FULL_BUILD=1."""
 import re
 import subprocess
@@ -67,10 +67,16 @@ def test_each_role_sets_its_registers_and_the_stages_synchronise(ws_build):
     assert "bar.sync" in ptx and ptx.count("bar.sync") == 1   # the barriers' initialisation
 
 
-def test_the_small_pipeline_builds_for_sm90a(tmp_path):
+def test_wgmma_ws_nt_without_tensor_maps_builds_clean(tmp_path):
+    """A call whose tensors cannot have tensor maps: the producer's threads copy by cp.async
+    (element by element where rows are unaligned) within its 24 registers."""
     hopper = build_gates.hopper()
-    build = hopper.nvcc_build(P.pipelined.trace("sm_90a").source(), tmp_path, "p")
-    build_gates.assert_sm90a_clean(build, P.pipelined.name)
+    kernel = tiles_ws.wgmma_ws_nt("bf16")
+    source = kernel.trace_copies("sm_90a", False, {}).source()
+    assert "kt_map" not in source
+    build = hopper.nvcc_build(source, tmp_path, "k")
+    build_gates.assert_sm90a_clean(build, kernel.name)
+    assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
 
 
 @pytest.mark.parametrize("target", AMD_TARGETS)

@@ -14,14 +14,19 @@
 //     step k-1's have completed and stopped reading their stage), then lane 0 of each warp
 //     arrives on empty[(k-1) % STAGES] (nothing at k = 0).
 //
-// full expects `copies` arrivals a phase (one expect_tx per stage tile) plus the bytes; empty
-// `readers` (one per consumer warp). setmaxnreg_dec / _inc move registers between the roles:
+// full expects `arrivals` a phase: with TMA one per stage tile (its elected thread's
+// expect_tx, plus the bytes); without tensor maps (a call whose tensors cannot have them) one
+// per producer thread and stage tile: each thread's cp.async chunks, then
+// `cp.async.mbarrier.arrive.noinc` (the arrival happens when they have landed; a thread whose
+// chunks were loaded and stored synchronously, rows not 16-byte aligned, arrives plainly, which
+// releases its stores). empty expects `readers` (one per consumer warp). setmaxnreg_dec / _inc move registers between the roles:
 // every warp of a warpgroup executes them (.sync.aligned), first thing in the role's branch.
 #pragma once
 
 #include <cstdint>
 
 #include "ktile/nvidia/hopper/arrivals.hpp"
+#include "ktile/nvidia/hopper/async_copy.hpp"
 #include "ktile/nvidia/hopper/mma_shared.hpp"
 #include "ktile/nvidia/hopper/tensor_copy.hpp"
 #include "ktile/nvidia/hopper/warp.hpp"
@@ -44,11 +49,11 @@ struct pipeline {
   static_assert(PRODUCER_WARP % 4 == 0, "kt::pipeline: the producer role starts a warpgroup");
 
   // Thread 0 initialises the barriers; the block meets before any role runs.
-  __device__ __forceinline__ pipeline(int copies, int readers) {
+  __device__ __forceinline__ pipeline(int arrivals, int readers) {
     if (threadIdx.x == 0) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
-        detail::mbarrier_init(full(s), static_cast<uint32_t>(copies));
+        detail::mbarrier_init(full(s), static_cast<uint32_t>(arrivals));
         detail::mbarrier_init(empty(s), static_cast<uint32_t>(readers));
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -75,6 +80,8 @@ struct pipeline {
 
   // The thread that announces a stage copy's bytes and issues its boxes.
   __device__ static __forceinline__ bool elected() { return threadIdx.x == 32 * PRODUCER_WARP; }
+  // This thread's index among the producer's threads (from its first warp on).
+  __device__ static __forceinline__ unsigned producer_thread() { return threadIdx.x - 32u * PRODUCER_WARP; }
 
  private:
   __device__ static __forceinline__ void spin(uint32_t bar, uint32_t parity) {
@@ -105,6 +112,59 @@ __device__ __forceinline__ void stage_copy(st<T, R, C>& dst, const gl<U>& g, At 
     detail::tma_load_4d(to, map, bar, detail::tensor_coordinate(at.c + j * box::cols),
                         detail::tensor_coordinate(at.r + r * box::rows), dd, bb);
   }
+}
+
+namespace detail {
+
+__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" :: "r"(bar) : "memory");
+}
+
+}  // namespace detail
+
+// Step k's tile of a stage without a tensor map: the producer's threads take its 16-byte
+// chunks in turn (cp.async with a source size: outside the global zero-filled), then each
+// arrives on the stage's full barrier once its chunks have landed. Rows that are not 16-byte
+// aligned are loaded and stored by the same threads, which then arrive plainly.
+template <class T, int R, int C, class U, class At, class P>
+__device__ __forceinline__ void stage_copy(st<T, R, C>& dst, const gl<U>& g, At where, const P& pipe,
+                                           index_t k) {
+  static_assert(std::is_same<T, U>::value, "kt::stage_copy: the shared tile's element type must be the global's");
+  constexpr int chunk_elems = 16 / sizeof(T), row_chunks = C / chunk_elems;
+  constexpr unsigned threads = 128;   // one producer warpgroup issues (the others only wait)
+  const unsigned t = P::producer_thread();
+  const uint32_t bar = P::full(P::stage(k));
+  if (t >= threads) {
+    detail::mbarrier_arrive(bar);
+    return;
+  }
+  const elem_coord at = origin_of<R, C>(where);
+  const bool plane = g.has_plane(at.b, at.d);
+  const T* base = plane ? g.at(at.b, at.d, 0, 0) : g.data;
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(g.stride[2] * sizeof(T)) |
+                         static_cast<uintptr_t>(at.c * static_cast<index_t>(sizeof(T)));
+  const bool vector_ok = g.stride[3] == 1 && bits % 16 == 0;
+#pragma unroll 1
+  for (unsigned i = t; i < R * row_chunks; i += threads) {
+    const int row = i / row_chunks, chunk = i % row_chunks;
+    const index_t gr = at.r + row, gc = at.c + chunk * chunk_elems;
+    const bool row_ok = plane && gr >= 0 && gr < g.rows();
+    const uint32_t to = dst.address(st<T, R, C>::chunk_offset(row, chunk));
+    if (vector_ok) {
+      const uint32_t n = row_ok ? detail::bytes_inside<T>(gc, g.cols()) : 0u;
+      detail::cp_async_16(to, n ? base + gr * g.stride[2] + gc : g.data, n);
+      continue;
+    }
+    // element by element: the producer's few registers (setmaxnreg) hold no 16-byte chunk
+    T* out = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(dst.data) + st<T, R, C>::chunk_offset(row, chunk));
+#pragma unroll 1
+    for (int e = 0; e < chunk_elems; ++e) {
+      const index_t c = gc + e;
+      out[e] = row_ok && c >= 0 && c < g.cols() ? detail::load_global(g.at(at.b, at.d, gr, c)) : cast_to<T>(0);
+    }
+  }
+  if (vector_ok) detail::cp_async_arrive_noinc(bar);
+  else detail::mbarrier_arrive(bar);
 }
 
 }  // namespace kt
