@@ -97,6 +97,8 @@ def test_streaming_gemv_loops_over_groups_of_rows(m, n, k, mb, rw, unroll, depth
                          max_rows=mb, targets=config.SM90)
     groups, warps = -(-n // rw), config.stream_blocks(route, config.CPU_MULTIPROCESSORS) * 2
     assert groups > warps
+    assert config.stream_blocks_per_sm(route) is None                  # no shipped route's
+    assert config.stream_blocks(route, 4, resident=6) == 24            # its build's residency
     with lib.pinned(OP.table, route):
         check(m, n, k, bias=m != 2)
 

@@ -25,4 +25,4 @@ def test_route_builds_at_the_residency_its_grid_assumes(route):
     res = build.resources
     assert res.spill_stores == 0 and res.spill_loads == 0 and res.stack_bytes == 0
     assert res.occupancy.warps // route.constants["WARPS"] == config.STREAM_BLOCKS_PER_SM[key(route)]
-    assert config.stream_blocks(route, 132) == 132 * config.STREAM_BLOCKS_PER_SM[key(route)]
+    assert config.stream_blocks(route, 132, resident=1) == 132 * config.STREAM_BLOCKS_PER_SM[key(route)]

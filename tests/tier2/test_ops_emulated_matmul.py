@@ -3,7 +3,7 @@
 ragged shapes (M, N, K no multiple of any tile, with a bias): each route kind the generic
 test (tests/tier2/test_ops_emulated.py: the W.t() skinny route and the split reduction) does
 not reach: the row-major skinny kernel, both tile kernels, and the sm_90a decode GEMVs (gemv_nt's
-M 2..8 route, two blocks of rows of a, and gemv_stream_nt's MB 4 route, at K 208). Bounded (four emulator builds,
+M 2..8 route, two blocks of rows of a, and gemv_stream_nt's MB 8 route, at K 208). Bounded (four emulator builds,
 the reduction's is the generic test's): one target per kernel, alternating wave32 and wave64,
 one shape, bf16 in (fp32 out for the tiles: the other epilogue). The skinny kernels share one
 design across layouts, as the tile kernels share the epilogue, so each layout's other target

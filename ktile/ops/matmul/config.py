@@ -69,19 +69,29 @@ def gemv_stream(rows: int, w_rows: int, unroll: int, depth: int) -> Route:
 # loads with the math, about one W access in flight per warp) stays pinnable: on the H200
 # (2026-12-02) 38.6 us at 1 x 12288 x 4096 (62% of copy), 56.8 at M = 2.
 STREAM_BLOCKS_PER_SM = {(1, 2, 1, 2): 7, (2, 2, 1, 2): 5, (4, 1, 1, 3): 5,
-                        (8, 1, 1, 2): 3}     # by (MB, RW, UNROLL, DEPTH)
-STREAM_BLOCKS_PER_SM_OTHER = 3   # a pinned route's other constants (a benchmark's --route)
+                        (8, 1, 1, 2): 3}     # by (MB, RW, UNROLL, DEPTH), 4 warps
+STREAM_BLOCKS_PER_SM_OTHER = 3   # other constants where no build says (the interpreter)
 GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 warps
 GEMV_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
                gemv_stream(8, 1, 1, 2), gemv(1, 4, 1), gemv(2, 2, 2)]
 
 
-def stream_blocks(route: Route, multiprocessors: int) -> int:
-    """gemv_stream_nt's grid: its constants' blocks per multiprocessor on every one."""
+def stream_blocks_per_sm(route: Route) -> int | None:
+    """The blocks per multiprocessor gemv_stream_nt's grid takes at a shipped route's
+    constants; None at others (a benchmark's pinned --route: the op reads its build's)."""
     c = route.constants
-    key = (c.get("MB", 1), c.get("RW", 2), c.get("UNROLL", 1), c.get("DEPTH", 2))
-    return multiprocessors * STREAM_BLOCKS_PER_SM.get(key, STREAM_BLOCKS_PER_SM_OTHER)
+    if c.get("WARPS", 4) != 4:                   # the table's residencies are of 4-warp blocks
+        return None
+    return STREAM_BLOCKS_PER_SM.get((c.get("MB", 1), c.get("RW", 2), c.get("UNROLL", 1),
+                                     c.get("DEPTH", 2)))
+
+
+def stream_blocks(route: Route, multiprocessors: int, resident: int | None = None) -> int:
+    """gemv_stream_nt's grid: the route's blocks per multiprocessor (else `resident`, else
+    STREAM_BLOCKS_PER_SM_OTHER) on every one."""
+    per_sm = stream_blocks_per_sm(route) or resident or STREAM_BLOCKS_PER_SM_OTHER
+    return multiprocessors * per_sm
 
 # sm_90a M 9..64, b = W.t(): skinny_wgmma_nt (skinny_wgmma.py), W streamed once by TMA into
 # wgmma (a's rows padded to 64 as the MMA's M side), split K over blocks only as far as the

@@ -66,6 +66,17 @@ def zero_bias(n: int, like: torch.Tensor) -> torch.Tensor:
     return zeros[:n]
 
 
+def resident_blocks(kernel, route, target, a: torch.Tensor) -> Optional[int]:
+    """Blocks of `route`'s build a multiprocessor holds (ptxas's registers), for constants no
+    route ships (a benchmark's pinned route); None on the CPU or for shipped constants."""
+    if a.device.type != "cuda" or config.stream_blocks_per_sm(route) is not None:
+        return None
+    occupancy = kernel.build(target=target, **route.constants).resources.occupancy
+    if occupancy is None:
+        return None
+    return max(1, occupancy.warps // route.constants.get("WARPS", 4))
+
+
 def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
     """(route, its kernel, the split-K reduction's kernel or None, the split count) for a
     [M, K] into [M, N] of out_dtype; memoized per layout, M, N, K, dtypes and device
@@ -77,7 +88,8 @@ def plan(a: torch.Tensor, nt: bool, n: int, out_dtype):
         dtype = name_of(lib.kt_dtype(a), checks.OUT_DTYPES.get(out_dtype))
         kernel = OP.kernel(route, dtype)
         if route.kernel == "gemv_stream_nt":                 # the count: its grid's blocks
-            return route, kernel, None, config.stream_blocks(route, multiprocessors(a))
+            return route, kernel, None, config.stream_blocks(
+                route, multiprocessors(a), resident_blocks(kernel, route, target, a))
         if not route.kernel.startswith("skinny"):
             return route, kernel, None, 0
         count = config.split_count(route, n, k, multiprocessors(a))
