@@ -6,6 +6,7 @@
     kt::setmaxnreg_dec<40>();                                                kt.setmaxnreg
     kt_pipe0.wait_empty(k);  kt_pipe0.wait_full(k);                          kt.stage_wait
     kt_pipe0.release<KEEP>(k);                                               kt.stage_release
+    kt_pipe0.producer_done();                                                kt.producer_done
     kt::stage_copy(dst, g, coord, kt_pipe0, k[, kt_mapN]);                   kt.stage_copy
 
 kt.role is written with warp_id alone, so the in-turns form (pipeline_forms.py) translates
@@ -70,7 +71,12 @@ def lower_stage_copy(e: Emitter, op: kp.StageCopyOp) -> None:
     e.statement(op, f"kt::stage_copy({args}, {tensor_map_name(tensor_map)});")
 
 
+def lower_producer_done(e: Emitter, op: kp.ProducerDoneOp) -> None:
+    e.statement(op, f"{pipeline_name(op)}.producer_done();")
+
+
 PIPELINE_LOWERINGS = {
+    kp.ProducerDoneOp: lower_producer_done,
     kp.PipelineInitOp: lower_pipeline_init,
     kp.RoleOp: lower_role,
     kp.SetMaxNRegOp: lower_setmaxnreg,

@@ -120,7 +120,12 @@ def _readers(op) -> int:
     raise ValueError("a stage copy without its pipeline")   # verified IR never has one
 
 
+def _producer_done(op: kp.ProducerDoneOp, c):
+    return None   # stage copies land at once here
+
+
 HANDLERS = {
+    kp.ProducerDoneOp: _producer_done,
     kp.PipelineInitOp: _pipeline_init, kp.RoleOp: _role, kp.SetMaxNRegOp: _setmaxnreg,
     kp.StageWaitOp: _stage_wait, kp.StageReleaseOp: _stage_release,
     kp.StageCopyOp: _stage_copy,

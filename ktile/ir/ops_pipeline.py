@@ -132,6 +132,17 @@ class StageReleaseOp(KtOp):
 
 
 @irdl_op_definition
+class ProducerDoneOp(KtOp):
+    """The producer after its last step: its own copies have landed (cp.async ones complete,
+    and their arrivals happen, before the thread exits; TMA copies need nothing)."""
+    name = "kt.producer_done"
+    pipeline = prop_def(IntegerAttr)
+
+    def __init__(self, pipeline: int):
+        super().__init__(properties={"pipeline": _int(pipeline)})
+
+
+@irdl_op_definition
 class StageCopyOp(KtOp):
     """Global → a stage's shared tile by the producer role, completing on the stage's "full"
     barrier: a TMA copy where tensor-maps gave it `map`, else cp.async by the producer's
@@ -182,4 +193,5 @@ def role_warps(op) -> int | None:
     return None
 
 
-PIPELINE_OPS = [PipelineInitOp, RoleOp, SetMaxNRegOp, StageWaitOp, StageReleaseOp, StageCopyOp]
+PIPELINE_OPS = [PipelineInitOp, RoleOp, SetMaxNRegOp, StageWaitOp, StageReleaseOp, StageCopyOp,
+                ProducerDoneOp]

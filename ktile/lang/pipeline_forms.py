@@ -21,8 +21,8 @@
 from __future__ import annotations
 
 from ..ir.ops import MmaSharedOp
-from ..ir.ops_pipeline import (PipelineInitOp, RoleOp, SetMaxNRegOp, StageCopyOp,
-                               StageReleaseOp, StageWaitOp)
+from ..ir.ops_pipeline import (PipelineInitOp, ProducerDoneOp, RoleOp, SetMaxNRegOp,
+                               StageCopyOp, StageReleaseOp, StageWaitOp)
 from . import control, roles, tracer
 from .shared_ops import select_shared
 from .transfers import barrier, wait_for
@@ -99,6 +99,7 @@ def _produce(pipe, producer: roles.Role) -> None:
         _check_filled(pipe, body)
         return ()
     control.for_range((0, pipe.steps), True, step, (), ())
+    b.insert(ProducerDoneOp(pipe.id))
 
 
 def _consume(pipe, consumer: roles.Role, carried: tuple) -> None:

@@ -78,6 +78,10 @@ struct pipeline {
     if (k > 0 && detail::lane_id() == 0) detail::mbarrier_arrive(empty(stage(k - 1)));
   }
 
+  // The producer after its last step: its cp.async chunks have landed (so their arrivals have
+  // happened) before it exits; nothing is pending after TMA copies.
+  __device__ __forceinline__ void producer_done() const { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
   // The thread that announces a stage copy's bytes and issues its boxes.
   __device__ static __forceinline__ bool elected() { return threadIdx.x == 32 * PRODUCER_WARP; }
   // This thread's index among the producer's threads (from its first warp on).
