@@ -12,15 +12,16 @@ run. The weight is loaded once; in 16-bit dtypes the next row's dy and x tiles a
 the current row's reductions (past the last row the load is bounds-checked, no access), in fp32
 after its dx is written (loaded ahead they spill at 16 warps: 128 registers, 200 bytes).
 
-The routes (`DIRECT`) come first in the op's table (config.BACKWARD): sm_90a only, the widths the
-row-tile backward holds (16 x 32 tiles, BACKWARD_WIDTHS warps)."""
+Its routes (`config.row_tile_backward(width, direct=True)`) come before the two-pass ones in
+config.BACKWARD: sm_90a only, the widths the row-tile backward holds (16 x 32 tiles,
+BACKWARD_WIDTHS warps), up to BACKWARD_DIRECT_ROWS rows."""
 import functools
 
 import ktile as hk
 from . import config
 from .row_tiles import ROW_VIEW, _row_value
 
-DIRECT_ROWS = 4       # up to this many rows: one launch (more would serialise in one block)
+DIRECT_ROWS = config.BACKWARD_DIRECT_ROWS     # more rows would serialise in one block
 
 DIRECT_REQUIRES = ROW_VIEW + [
     (lambda p: p.dy.shape == p.x.shape and p.dx.shape == p.x.shape,
@@ -76,18 +77,4 @@ def layer_norm_rows_backward_direct(dtype: str):
     return layer_norm_rows_backward_direct
 
 
-def direct_route(width: int) -> config.RowTileRoute:
-    return config.RowTileRoute("layer_norm_rows_backward_direct",
-                               {"C": config.BACKWARD_TILE,
-                                "WARPS": config.BACKWARD_WIDTHS[width]},
-                               max_rows=DIRECT_ROWS, max_cols=width, targets=config.SM90,
-                               sample=(3, width - 16 * 5))
-
-
-DIRECT = [direct_route(width) for width in config.BACKWARD_WIDTHS]
-# the op's table takes the direct routes first (before any call: `choose` reads the list each
-# call). Inserted here, not listed in config.py, while the forward's owner edits that file: to
-# move into config.BACKWARD's list.
-if config.BACKWARD.routes[:1] != DIRECT[:1]:
-    config.BACKWARD.routes[:0] = DIRECT
 KERNELS = {"layer_norm_rows_backward_direct": layer_norm_rows_backward_direct}

@@ -63,6 +63,7 @@ LATENCY_WIDTHS = {1024: (16, 4, 1), 2048: (16, 8, 1), 3584: (16, 14, 1), 4096: (
 MANY_ROW_WIDTHS = {8192: (32, 8, 2), 14336: (32, 14, 2), 16384: (32, 16, 2)}
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
+BACKWARD_DIRECT_ROWS = 4         # up to this many rows the backward is one launch (sm_90a)
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
 MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU
 
@@ -113,10 +114,14 @@ def forward_routes(width: int) -> list[RowTileRoute]:
             for widths, few, targets in named if width in widths]
 
 
-def row_tile_backward(width: int) -> RowTileRoute:
-    return RowTileRoute("layer_norm_rows_backward",
+def row_tile_backward(width: int, direct: bool = False) -> RowTileRoute:
+    """The row-tile backward for rows up to `width`; `direct`: its one-launch form up to
+    BACKWARD_DIRECT_ROWS rows (backward_direct.py)."""
+    return RowTileRoute("layer_norm_rows_backward_direct" if direct else
+                        "layer_norm_rows_backward",
                         {"C": BACKWARD_TILE, "WARPS": BACKWARD_WIDTHS[width]},
-                        max_cols=width, targets=SM90, sample=(21, width - 16 * 5))
+                        max_rows=BACKWARD_DIRECT_ROWS if direct else None, max_cols=width,
+                        targets=SM90, sample=(3 if direct else 21, width - 16 * 5))
 
 
 # ragged routes first: the tables list the narrowest route first, the one the emulation tests
@@ -137,6 +142,7 @@ FORWARD = RoutingTable([
 BACKWARD = RoutingTable([
     RaggedRoute("layer_norm_dx", {"COLS": 32, "WARPS": 8}, targets=SM90, sample=(21, 300),
                 beyond=max(BACKWARD_WIDTHS)),
+    *(row_tile_backward(width, direct=True) for width in BACKWARD_WIDTHS),
     *(row_tile_backward(width) for width in BACKWARD_WIDTHS),
     Route("layer_norm_dx", {"COLS": 64, "WARPS": 4}, targets=AMD_TARGETS, sample=(21, 300)),
 ])
