@@ -18,6 +18,7 @@ BACKWARD_WIDTHS warps), up to BACKWARD_DIRECT_ROWS rows."""
 import functools
 
 import ktile as hk
+
 from . import config
 from .row_tiles import ROW_VIEW, _row_value
 
