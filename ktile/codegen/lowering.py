@@ -10,6 +10,7 @@ from .lower_compute import COMPUTE_LOWERINGS
 from .lower_control import CONTROL_LOWERINGS
 from .lower_memory import MEMORY_LOWERINGS
 from .lower_pipeline import PIPELINE_LOWERINGS
+from .lower_scalar_load import SCALAR_LOAD_LOWERINGS
 from .lower_scalars import SCALAR_LOWERINGS
 
 LOWERINGS = {
@@ -18,4 +19,5 @@ LOWERINGS = {
     **COMPUTE_LOWERINGS,
     **CONTROL_LOWERINGS,
     **PIPELINE_LOWERINGS,
+    **SCALAR_LOAD_LOWERINGS,
 }

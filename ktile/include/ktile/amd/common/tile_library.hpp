@@ -22,6 +22,7 @@
 #include "ktile/amd/common/block_reduce.hpp"     // block_reduce_*<WARPS>
 #include "ktile/amd/common/block.hpp"            // block_idx_*, warp_id, barrier
 #include "ktile/amd/common/global_tile.hpp"      // load / store
+#include "ktile/common/scalar_load.hpp"         // load_scalar: one element as a scalar
 #include "ktile/amd/common/global_rows.hpp"      // gather / scatter
 #include "ktile/amd/common/shared_tile.hpp"      // kt::st, kt::sv, kt::shared_at
 #include "ktile/amd/common/shared_access.hpp"    // lds_load / lds_store
