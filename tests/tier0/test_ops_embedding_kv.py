@@ -29,6 +29,27 @@ def test_embedding(ids_shape, vocab, hidden, dtype):
     assert ktile.ops.embedding(ids.int(), weight, out=into) is into and torch.equal(into, out)
 
 
+@pytest.mark.parametrize("hidden,dtype,cols", [(256, torch.float32, 16), (512, torch.bfloat16, 32),
+                                               (3072, torch.float16, 64)], ids=str)
+def test_embedding_flat_copies(hidden, dtype, cols):
+    """Widths a multiple of 16 rows of COLS take the flat kernel (ids read by hk.load_scalar):
+    ids outside the table and int64 ids of 2^31 and up give zero rows; 3072 = 3 tiles of
+    16 x 64 leaves a block's fourth warp past the token's row (it must write nothing)."""
+    from ktile.ops.embedding.op import TABLE
+    route = TABLE.choose(15, hidden, None)
+    assert (route.kernel, route.constants["COLS"]) == ("embedding_flat", cols)
+    g = torch.Generator().manual_seed(8)
+    ids = torch.randint(-2, 22, (5, 3), generator=g)
+    ids[0, 0], ids[0, 1] = 2 ** 32 + 1, 2 ** 31 + 3
+    weight = torch.randn(20, hidden, generator=g).to(dtype)
+    want = ER.embedding(ids.numpy(), weight.float().numpy())
+    out = torch.full((5, 3, hidden), float("nan"), dtype=dtype)
+    ktile.ops.embedding(ids, weight, out=out)
+    np.testing.assert_array_equal(out.reshape(-1, hidden).float().numpy(), want)
+    np.testing.assert_array_equal(ktile.ops.embedding(ids[1:].int(), weight).reshape(
+        -1, hidden).float().numpy(), want[3:])
+
+
 def test_embedding_int64_ids_read_as_words():
     """int64 ids reach the kernel as a `[tokens, 2]` int32 view of the same memory (no
     conversion); an id whose low word is inside the table but whose high word is not 0 gives a

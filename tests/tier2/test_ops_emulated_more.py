@@ -180,6 +180,16 @@ def test_embedding(target):
 
 
 @on(None)
+def test_embedding_flat(target):
+    ids = torch.randint(-2, 40, (ROWS,), generator=torch.Generator().manual_seed(11))
+    table = randn(40, 512, seed=12)                        # flat copies of 16 x 32 tiles
+    with lib.emulating(target):
+        rows = ktile.ops.embedding(ids, table)
+    np.testing.assert_array_equal(rows.float().numpy(),
+                                  embedding_ref.embedding(ids.numpy(), table.float().numpy()))
+
+
+@on(None)
 def test_kv_cache_write(target):
     key, value = randn(ROWS, 2, 64, seed=13), randn(ROWS, 2, 64, seed=14)
     caches = [randn(4, 8, 2, 64, seed=s) for s in (15, 16)]

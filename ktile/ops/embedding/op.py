@@ -16,14 +16,26 @@ from .indices import check_indices, id_words
 
 NAME = "embedding"
 DTYPES = ("bf16", "fp16", "fp32")
-TABLE = RoutingTable([Route("embedding_rows", {"COLS": 64, "WARPS": 4})])
+# Flat copies where the width is a multiple of 16 rows of COLS (the widest such COLS first),
+# else the gather kernel (any width).
+TABLE = RoutingTable([
+    *(Route("embedding_flat", {"COLS": cols, "WARPS": 4, "HELD": 1}, cols_multiple=16 * cols,
+            sample=(3, 16 * cols)) for cols in (64, 32, 16)),
+    Route("embedding_rows", {"COLS": 64, "WARPS": 4}),
+])
 
 
 def _launch(ids, weight, out) -> None:
-    route = TABLE.choose(ids.numel(), weight.shape[-1], lib.target_of(weight))
+    hidden, target = weight.shape[-1], lib.target_of(weight)
+    route = TABLE.choose(ids.numel(), hidden, target)
     kernel = OP.kernel(route, lib.kt_dtype(weight))
-    run_kernel(kernel, id_words(ids), weight, out.view(-1, weight.shape[-1]),
-               target=lib.target_of(weight), **route.constants)
+    if route.kernel == "embedding_flat":
+        cols = route.constants["COLS"]
+        run_kernel(kernel, id_words(ids), weight.view(-1, cols), out.view(-1, cols),
+                   hidden // cols, target=target, **route.constants)
+        return
+    run_kernel(kernel, id_words(ids), weight, out.view(-1, hidden), target=target,
+               **route.constants)
 
 
 def _embedding(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
