@@ -1,11 +1,12 @@
 """Softmax's configuration space, by (rows, cols) of the 2-D view; the first route that fits wins.
 
 Rows of a multiple of 16 columns take the row-as-a-tile kernels (row_tile.py: x viewed as
-[rows * 16, cols // 16], one flat 16 x C register tile per warp per step; every route has
-`cols_multiple=16`), C = 64 (runs of 64 contiguous values per tile row: 128 bytes in 16-bit
+[rows * 16, cols // 16], one flat 16 x C register tile per warp per step; every row-tile route
+has `cols_multiple=16`, a chunk route (chunks.py) its C), C = 64 (runs of 64 contiguous values per tile row: 128 bytes in 16-bit
 dtypes, 256 in fp32) unless the row is narrower:
 
-- up to 32768 columns at any row count: `softmax_held`, one block per row held in registers
+- up to 16384 columns at any row count, 32768 past CHUNK_ROWS rows: `softmax_held`, one block
+  per row held in registers
   (x read once), 1 to 16 warps of one tile each by width, then 16 warps of two (sm_90a: 128
   registers, the most 512 lanes may take: x as fp32 exps, 64 per lane); up to FEW_ROWS rows
   (latency, not bandwidth) 4 to 16 warps of 16 x 16 / 16 x 32 tiles up to 8192 columns. The
@@ -31,8 +32,8 @@ Rows of other widths take the 16-row kernels (kernels.py), correct at any width 
 
 A split route is always followed by its twin at the same constants (`softmax_stats` by
 `softmax_write`, `softmax_chunk_stats` by `softmax_chunk_write`, `softmax_partials` by
-`softmax_normalize`): the op launches both; the twin is
-listed so the build and emulation tests compile it. `TABLE` is read at each call."""
+`softmax_normalize`): the op launches both; the twin is listed so the build and emulation tests
+compile it. `TABLE` is read at each call."""
 from .._library import Route, RoutingTable
 
 TILE = 16                      # cols_multiple of the row-tile routes: 16 view rows per row
