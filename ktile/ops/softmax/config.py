@@ -2,8 +2,8 @@
 
 Rows of a multiple of 16 columns take the row-as-a-tile kernels (row_tile.py: x viewed as
 [rows * 16, cols // 16], one flat 16 x C register tile per warp per step; every row-tile route
-has `cols_multiple=16`, a chunk route (chunks.py) its C), C = 64 (runs of 64 contiguous values per tile row: 128 bytes in 16-bit
-dtypes, 256 in fp32) unless the row is narrower:
+has `cols_multiple=16`, a chunk route (chunks.py) its C), C = 64 (runs of 64 contiguous values
+per tile row: 128 bytes in 16-bit dtypes, 256 in fp32) unless the row is narrower:
 
 - up to 16384 columns at any row count, 32768 past CHUNK_ROWS rows: `softmax_held`, one block
   per row held in registers
