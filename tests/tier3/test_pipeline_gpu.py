@@ -1,7 +1,7 @@
 """`hk.pipeline` on the GPU (tier 3, skipped without one): matmul pinned to `wgmma_ws_nt` (the
 warp-specialised kernel: a producer warpgroup, two consumer warpgroups, mbarrier stages)
 against an fp32 product at ragged and model shapes, every output dtype, with and without a
-bias, the same bits run to run; the small pipelined GEMM of tests/pipeline_kernels.py
+bias, the same bits run to run; the persistent variant at ragged and model shapes; the small pipelined GEMM of tests/pipeline_kernels.py
 against the interpreter at ragged shapes and stage counts (the mbarrier phases over several
 rounds)."""
 import sys
@@ -25,8 +25,8 @@ pytestmark = [pytest.mark.tier3,
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
-def ws_route():
-    return next(r for r in config.TABLE.routes if r.kernel == "wgmma_ws_nt")
+def ws_route(kernel="wgmma_ws_nt"):
+    return next(r for r in config.TABLE.routes if r.kernel == kernel)
 
 
 def rand(*shape, seed=0, dtype=torch.bfloat16):
@@ -53,6 +53,16 @@ def test_wgmma_ws_nt_matches_fp32(m, n, k, out):
     with lib.pinned(OP.table, ws_route()):
         got = ops.matmul(a, w.t(), bias if with_bias else None, out_dtype=DTYPES[out])
     assert_close(got, a, w.t(), bias if with_bias else None, out)
+
+
+@pytest.mark.parametrize("m,n,k", [(130, 270, 200), (4096, 4096, 4096), (1000, 6144, 4096)],
+                         ids=str)
+def test_wgmma_ws_persistent_nt_matches_fp32(m, n, k):
+    import ktile.ops as ops
+    a, w, bias = rand(m, k, seed=6), rand(n, k, seed=7), rand(n, seed=8)
+    with lib.pinned(OP.table, ws_route("wgmma_ws_persistent_nt")):
+        got = ops.matmul(a, w.t(), bias)
+    assert_close(got, a, w.t(), bias, "bf16")
 
 
 def test_wgmma_ws_nt_fp16_and_the_same_bits_run_to_run():

@@ -105,10 +105,14 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
 # sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
 # pipeline of 4 stages, 128 x 256 tiles, one block per SM; 168 registers at launch, 0 spills,
 # ptxas 13.0) first; wgmma_nt (8 warps, 128 x 128, two blocks per SM) kept as the pinned /
-# tuned alternative; wgmma_sync_nt (the MMA waited for at once) after it: never chosen first,
-# timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
+# tuned alternative; wgmma_ws_persistent_nt (one block a multiprocessor looping over grouped
+# output tiles, 128 x 128 tiles: at 256 columns its in-loop epilogue spilled; ptxas injects one
+# wgmma wait a step, C7517) and wgmma_sync_nt (the MMA waited for at once): never chosen
+# first, timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
             Route("wgmma_ws_nt", {}, targets=SM90, sample=(70, 300)),
+            Route("wgmma_ws_persistent_nt", {"BN": 128, "STAGES": 5, "SMS": 132},
+                  targets=SM90, sample=(300, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
             Route("wgmma_sync_nt", {}, targets=SM90, sample=(70, 100))]
 NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]

@@ -13,6 +13,15 @@ specialisation (the interpreter traced for AMD, the AMD targets) the same progra
 every warp playing both roles in turn; there the routes give a smaller tile (`BN`, `STAGES`)
 that fits their shared memory.
 
+`wgmma_ws_persistent_nt`: the same roles and tiles with a persistent grid: SMS blocks (one a
+multiprocessor), block b taking output tiles b, b + SMS, ... in grouped raster order (GROUP_M
+row tiles of one column band before the next band, so a band of W stays in L2 while those
+rows pass); one pipeline runs over all of a block's tiles × K steps, so the producer loads the
+next tile's first stages while the consumers store the last one's. Its route takes BN 128
+(at 256 the epilogue inside the loop spilled at the consumers' 240 registers) and 5 stages;
+ptxas injects a wgmma wait a step there (C7517: the accumulator merged after the tile's
+`if`), so its MMAs do not stay in flight. Pinned or tuned only until the H200 has timed it.
+
 Ragged edges: the TMA zero-fills loads past M, N or K (a zero K tail adds nothing), stores
 past M or N write nothing.
 """
@@ -57,3 +66,54 @@ def wgmma_ws_nt(dtype: str):
 
         pipe.run(hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)))
     return matmul_wgmma_ws_nt
+
+
+def grouped_tile(t, m_tiles, n_tiles, group: int):
+    """Output tile t of the grouped raster order: (row tile, column tile). Row tiles go in
+    groups of `group` (the last group smaller); inside a group, t walks the rows of one column
+    tile, then the next column tile."""
+    per_group = group * n_tiles
+    first = (t // per_group) * group
+    rows = hk.min(m_tiles - first, group)
+    inside = t % per_group
+    return first + inside % rows, inside // rows
+
+
+@functools.lru_cache(maxsize=None)
+def wgmma_ws_persistent_nt(dtype: str):
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (p.SMS, 1), requires=NT_SHAPES, warps=12)
+    def matmul_wgmma_ws_persistent_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                                      out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
+                                      BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 64,
+                                      STAGES: hk.Constexpr[int] = 4,
+                                      GROUP_M: hk.Constexpr[int] = 8,
+                                      SMS: hk.Constexpr[int] = 132):
+        m_tiles, n_tiles = hk.cdiv(out.rows, BM), hk.cdiv(out.cols, BN)
+        k_steps = hk.cdiv(a.cols, BK)
+        block = hk.arch.block_idx.x
+        mine = (m_tiles * n_tiles - block + SMS - 1) // SMS     # tiles block, block + SMS, ...
+        pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
+                           steps=mine * k_steps)
+
+        @pipe.producer(warpgroups=1, registers=24)
+        def load(k, sa, sb):
+            m, n = grouped_tile(block + (k // k_steps) * SMS, m_tiles, n_tiles, GROUP_M)
+            hk.group.load(sa, a[hk.tile_coord(0, 0, m, k % k_steps)])
+            hk.group.load(sb, b[hk.tile_coord(0, 0, n, k % k_steps)])
+
+        @pipe.consumer(warpgroups=2, registers=240)
+        def multiply(k, sa, sb, acc):
+            acc += sa @ sb.T
+            if k % k_steps == k_steps - 1:                      # the tile's last K step
+                m, n = grouped_tile(block + (k // k_steps) * SMS, m_tiles, n_tiles, GROUP_M)
+                rows = m * pipe.consumer_warps + hk.arch.warp_id
+                out[hk.tile_coord(0, 0, rows, n)] = epilogue(acc, bias, n, BN, (DT, OUT))
+                # -0.0, the additive identity: a fill of another value than the initial zeros,
+                # which the budgets pass would otherwise take for one tile held all along
+                acc = hk.full(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN), -0.0)
+            return acc
+
+        pipe.run(hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)))
+    return matmul_wgmma_ws_persistent_nt
