@@ -31,7 +31,8 @@ the cost of that load's latency in each step (W's loads stay in flight through i
 Pinned or tuned only, unmeasured: 152 registers at BN 128, BK 64, 4 stages (ptxas 13).
 
 Edges: a tile past K (the last split's run, or K not a multiple of BK) is zero-filled by TMA
-and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
+(by cp.async where no tensor map can describe a or W: K · 2 bytes no multiple of 16, the
+runtime's fallback build) and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
 read) rather than at the next split's tiles; rows past M and columns past N are not stored.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
