@@ -24,7 +24,6 @@ from ..ir.ops import MmaSharedOp
 from ..ir.ops_pipeline import (PipelineInitOp, ProducerDoneOp, RoleOp, SetMaxNRegOp,
                                StageCopyOp, StageReleaseOp, StageWaitOp)
 from . import control, roles, tracer
-from .shared_ops import select_shared
 from .transfers import barrier, wait_for
 from .values import Scalar, describe
 
@@ -203,32 +202,42 @@ def _record_roles(b, producer: roles.Role, consumer: roles.Role) -> None:
 
 def in_turns(pipe, carried: tuple) -> None:
     consumer, _ = pipe.roles["consumer"]
+    stages = pipe.stages
     guard = tracer.current().warps != consumer.warps
     # a target whose MMA from shared stays in flight after it returns (sm_90a, were it traced
-    # in turns): the stage the next load writes is picked on the device, so the waits pass
-    # takes it for any stage, which the step's MMA may still read
+    # in turns) completes the step's MMAs before the refill of a stage they read
     asynchronous_mma = tracer.current().target.wait_counter("wgmma") is not None
-    for j in range(pipe.stages - 1):          # steps 0 .. S-2 in flight
-        _when(j < pipe.steps, lambda j=j: _turn_load(pipe, j, j))
+    for j in range(stages - 1):                  # steps 0 .. S-2 in flight
+        _turn_load(pipe, j, _index(j))
     names = tuple(f"the pipeline's carried value {k}" for k in range(len(carried)))
 
-    def step(k, values):
-        index = k % pipe.stages
-        stage = [select_shared(bufs, index) for bufs in pipe.buffers]
-        wait_for(*stage, *_registers(values))                 # step k's copies; step k-1's MMAs
-        barrier()                                    # every warp: landed, and done with k-1
-        outs = _on_consumers(guard, consumer, lambda: _as_tuple(
-            pipe.call("consumer", pipe.stage_tiles(index, k), k, *values), len(values)), values)
-        if asynchronous_mma:     # its MMA may still read a stage the next load may write
-            wait_for(*stage)
-            barrier()
-        ahead = k + (pipe.stages - 1)             # into the stage of k-1, which every warp
-        _when(ahead < pipe.steps, lambda: _turn_load(pipe, ahead % pipe.stages, ahead))
-        return outs
-    final = control.for_range((0, pipe.steps), True, step, carried, names)
-    # the loads past the last step are never issued, which the waits pass cannot know
+    def one_round(k0, values):
+        for s in range(stages):                  # unrolled: step k0 + s in stage s
+            k = k0 + s
+            stage = [bufs[s] for bufs in pipe.buffers]
+            wait_for(*stage, *(_registers(values) if asynchronous_mma else []))
+            barrier()                            # every warp: landed, and done with step k-1
+            values = _consume_in_turn(pipe, consumer, guard, k, s, values)
+            if asynchronous_mma:
+                wait_for(*stage)
+                barrier()
+            # into the stage of step k-1; a step past the last reads zeros (bounded loads)
+            _turn_load(pipe, (s + stages - 1) % stages, k + (stages - 1))
+        return values
+    final = control.for_range((0, pipe.steps, stages), True, one_round, carried, names)
+    # the loads past the last step: issued, never read
     wait_for(*[t for bufs in pipe.buffers for t in bufs], *_registers(final))
     _on_consumers(guard, consumer, lambda: pipe.call_finish(final) or final, final)
+
+
+def _consume_in_turn(pipe, consumer, guard: bool, k, s: int, values: tuple) -> tuple:
+    """The consumer function on step k (stage s), when k is a step (the last round may pass
+    the end), on the consumer warps."""
+    def consume(inits):
+        return _on_consumers(guard, consumer, lambda: _as_tuple(
+            pipe.call("consumer", pipe.stage_tiles(s, k), k, *inits), len(inits)), inits)
+    names = tuple(f"the pipeline's carried value {j}" for j in range(len(values)))
+    return control.branch(k < pipe.steps, consume, lambda inits: inits, tuple(values), names)
 
 
 def _registers(values: tuple) -> list:
@@ -247,15 +256,6 @@ def _turn_load(pipe, index, step) -> tuple:
 def _index(value: int) -> Scalar:
     from .values import scalar_const
     return scalar_const(value)
-
-
-def _when(cond, fn) -> None:
-    """`fn()` under `cond`: at trace time for a Python bool, else in an scf.if."""
-    if not isinstance(cond, Scalar):
-        if cond:
-            fn()
-        return
-    control.branch(cond, lambda _: fn() and (), lambda _: (), (), ())
 
 
 def _on_consumers(guard: bool, consumer: roles.Role, fn, values: tuple) -> tuple:
