@@ -113,3 +113,20 @@ def test_refusals_name_the_constant_and_the_shape():
                       targets=config.SM90)
     with lib.pinned(OP.table, route):
         refused(lambda: ops.matmul(a, w.t()), "STAGES", kind=InputError)
+
+
+@pytest.mark.parametrize("splits,m", [(1, 5), (3, 20), (5, 16), (6, 33)], ids=str)
+def test_reduce_sums_every_split_once_in_order(splits, m):
+    """splitk_reduce alone (its route's UNROLL 4): split counts no multiple of UNROLL (loads
+    past the last split read 0), M no multiple of 16 (a tile's rows past M hold the next
+    split's rows, summed and never stored): the fp32 sum in split order, plus the bias, rounded
+    once; out's rows and columns all written (out starts as NaN)."""
+    reduce = OP.kernel(config.REDUCE, "bf16-fp32")
+    part = rand((splits, m, 70), 9, torch.float32)
+    bias = rand((70,), 10)
+    out = torch.full((m, 70), float("nan"))
+    lib.run(reduce, part.view(-1, 70), bias, out, **config.REDUCE.constants)
+    want = torch.zeros((m, 70))
+    for s in range(splits):
+        want += part[s]
+    assert torch.equal(out, want + bias.float())
