@@ -21,6 +21,7 @@ from xdsl.passes import ModulePass
 from .. import targets
 from ..errors import KernelError
 from ..ir import ops as kt
+from ..ir.ops_pipeline import RoleOp
 from ..ir.query import error_at, kernel_func, loc_of, verify_module, warps
 from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 from ..targets.base import Target
@@ -156,8 +157,11 @@ def check_uniform_control(fn: FuncOp, index: OpIndex | None = None) -> None:
 
 
 def _refuse_workgroup_ops(divergent: Operation) -> None:
+    # a pipeline role's branch (kt.role) is whole warpgroups: its warpgroup MMAs are reached
+    # by all four warps of each warpgroup that takes it
+    warpgroups = isinstance(divergent, scf.IfOp) and isinstance(divergent.cond.owner, RoleOp)
     for op in divergent.walk():
-        if type(op) in WORKGROUP_CLASSES:
+        if type(op) in WORKGROUP_CLASSES and not (warpgroups and type(op) is kt.MmaSharedOp):
             raise _divergence_error(op, divergent)
 
 
@@ -200,6 +204,8 @@ def warp_varying_values(fn: FuncOp, index: OpIndex | None = None) -> set[SSAValu
 
     for warp_id in index.of(kt.WarpIdOp):
         add(warp_id.results)
+    for role in index.of(RoleOp):         # a pipeline role: some warps (whole warpgroups)
+        add(role.results)
     if not pending:
         return varying   # the common kernel: nothing depends on the warp id
     in_kernel = set(index.ops)   # a use may be held by an op in a block the tracer dropped

@@ -311,3 +311,18 @@ def test_roles_over_the_register_pool_are_refused():
 
 def test_one_stage_is_refused():
     refused(_roles(stages=1), "# mark stages", "at least 2 stages")
+
+
+def test_the_verify_pass_refuses_a_barrier_in_a_role_branch_of_the_ir():
+    """IR written by hand (ktile-opt) gets the same rule as traced code: a role's branch is
+    some warps only, so no block-wide op inside it (its warpgroup MMAs are allowed)."""
+    from ktile.passes.verify import Verify
+    module = P.pipelined.trace("sm_90a").module.clone()
+    (role,) = [op for op in module.walk() if isinstance(op, kp.RoleOp)]
+    branch = next(iter(role.result.uses)).operation
+    first = branch.true_region.block.first_op
+    branch.true_region.block.insert_op_before(kt.BarrierOp(), first)
+    with pytest.raises(KernelError) as info:
+        Verify().apply(None, module)
+    assert "barrier" in str(info.value) and "depends" in str(info.value)
+    Verify().apply(None, P.pipelined.trace("sm_90a").module.clone())   # as traced: accepted
