@@ -8,9 +8,11 @@ DIRECT_ROWS rows one block does everything: the row-tile backward's layout (a ro
 columns of dweight and dbias across the rows), dx per row from the two whole-tile sums, the
 weight and bias gradients accumulated elementwise in fp32 over the rows and written once in the
 weight's dtype: no scratch, no second launch, no atomics, the same sums in the same order every
-run. The weight is loaded once; in 16-bit dtypes the next row's dy and x tiles are loaded before
-the current row's reductions (past the last row the load is bounds-checked, no access), in fp32
-after its dx is written (loaded ahead they spill at 16 warps: 128 registers, 200 bytes).
+run. The weight is loaded once. In 16-bit dtypes every row's mean and rstd are loaded once too
+(one 16-vector each: at most 16 rows), so no row waits on a load of its statistics, and the next
+row's dy and x tiles are loaded before the current row's reductions (past the last row the load
+is bounds-checked, no access); fp32 loads a row's tiles and statistics in its iteration (ahead
+they spill: 200 bytes at 16 warps, 8 with the statistics' vectors at 8).
 
 Its routes (`config.row_tile_backward(width, direct=True)`) come before the two-pass ones in
 config.BACKWARD: sm_90a only, the widths the row-tile backward holds (16 x 32 tiles,
@@ -29,6 +31,8 @@ DIRECT_REQUIRES = ROW_VIEW + [
      "dy and dx must be row views of x's shape"),
     (lambda p: p.mean.cols * 16 == p.x.rows and p.rstd.cols * 16 == p.x.rows,
      "mean and rstd must hold one value per row of x"),
+    (lambda p: p.mean.cols <= 16, "at most 16 rows (one vector of means): take the two-pass "
+                                  "route"),
     (lambda p: p.dw.shape == p.w.shape and p.db.shape == p.w.shape,
      "dw and db must be views of the weight's shape, w.view(16, cols // 16)"),
     (lambda p: p.C * p.WARPS >= p.x.cols, "C x WARPS (the view columns a block holds) must be "
@@ -55,11 +59,20 @@ def layer_norm_rows_backward_direct(dtype: str):
         n = hk.to_float(x.cols * 16)
         gs = dy[hk.tile_coord(0, 0, 0, c)].load(t)
         xs = x[hk.tile_coord(0, 0, 0, c)].load(t)
+        if AHEAD:                             # every row's mean and rstd, loaded once
+            v = hk.RV(hk.fp32, 16)
+            means = mean[hk.elem_coord(0, 0, 0, 0)].load(v)
+            rstds = rstd[hk.elem_coord(0, 0, 0, 0)].load(v)
+            which = hk.iota(hk.RV(hk.i32, 16), "row")
         for r in range(0, hk.cdiv(x.rows, 16)):
             if AHEAD:
                 next_g = dy[hk.tile_coord(0, 0, r + 1, c)].load(t)     # past the last row: 0
                 next_x = x[hk.tile_coord(0, 0, r + 1, c)].load(t)
-            mu, rs = _row_value(mean, r), _row_value(rstd, r)
+            if AHEAD:
+                mu = hk.sum(hk.where(which == r, means, 0.0))
+                rs = hk.sum(hk.where(which == r, rstds, 0.0))
+            else:
+                mu, rs = _row_value(mean, r), _row_value(rstd, r)
             g = gs.to(hk.fp32)
             xhat = (xs.to(hk.fp32) - mu) * rs
             wdy = g * ws
