@@ -326,3 +326,13 @@ def test_the_verify_pass_refuses_a_barrier_in_a_role_branch_of_the_ir():
         Verify().apply(None, module)
     assert "barrier" in str(info.value) and "depends" in str(info.value)
     Verify().apply(None, P.pipelined.trace("sm_90a").module.clone())   # as traced: accepted
+
+
+@pytest.mark.parametrize("target", ["sm_90a", "gfx950"])
+def test_the_pipeline_ir_prints_and_parses_back(target):
+    from ktile.ir.printing import module_text, parse_module
+    trace = P.pipelined.trace(target)
+    for generic in (False, True):
+        text = module_text(trace.module, generic=generic, locations=False)
+        assert module_text(parse_module(text), generic=generic, locations=False) == text
+    parse_module(trace.dump(generic=True, locations=True), verify=True)
