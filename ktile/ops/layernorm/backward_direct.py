@@ -8,11 +8,12 @@ DIRECT_ROWS rows one block does everything: the row-tile backward's layout (a ro
 columns of dweight and dbias across the rows), dx per row from the two whole-tile sums, the
 weight and bias gradients accumulated elementwise in fp32 over the rows and written once in the
 weight's dtype: no scratch, no second launch, no atomics, the same sums in the same order every
-run. The weight is loaded once. In 16-bit dtypes every row's mean and rstd are loaded once too
+run. The weight is loaded once. In bf16 every row's mean and rstd are loaded once too
 (one 16-vector each: at most 16 rows), so no row waits on a load of its statistics, and the next
 row's dy and x tiles are loaded before the current row's reductions (past the last row the load
-is bounds-checked, no access); fp32 loads a row's tiles and statistics in its iteration (ahead
-they spill: 200 bytes at 16 warps, 8 with the statistics' vectors at 8).
+is bounds-checked, no access); fp32 and fp16 load a row's tiles and statistics in its
+iteration (ahead they spill: fp32 200 bytes at 16 warps and 8 with the statistics' vectors at 8,
+fp16 32 at 16).
 
 Its routes (`config.row_tile_backward(width, direct=True)`) come before the two-pass ones in
 config.BACKWARD: sm_90a only, the widths the row-tile backward holds (16 x 32 tiles,
@@ -43,7 +44,7 @@ DIRECT_REQUIRES = ROW_VIEW + [
 @functools.lru_cache(maxsize=None)
 def layer_norm_rows_backward_direct(dtype: str):
     DT = getattr(hk, dtype)
-    AHEAD = dtype != "fp32"   # fp32's next tiles loaded ahead spill at 16 warps (128 registers)
+    AHEAD = dtype == "bf16"   # fp32 and fp16 loaded ahead spill at 16 warps (128 registers)
 
     @hk.kernel(grid=lambda p: (1,), warps="WARPS", requires=DIRECT_REQUIRES)
     def layer_norm_rows_backward_direct(dy: hk.Tensor[DT], x: hk.Tensor[DT], w: hk.Tensor[DT],
