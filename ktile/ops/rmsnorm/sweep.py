@@ -78,6 +78,8 @@ class LayerNormTable:
 OPS = {"rms_norm": (config, "rms_norm_tiles", rms_case),
        "fused_add_rms_norm": (fused_config, "fused_add_rms_norm_tiles", fused_case),
        "layer_norm": (LayerNormTable, "layer_norm_rows", ln_case)}
+LIBRARY_OPS = {"rms_norm": op.OP, "fused_add_rms_norm": fused_op.OP,
+               "layer_norm": ln_op.FORWARD_OP}
 TORCH = {"rms_norm": lambda x, r, w: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6),
          "fused_add_rms_norm":
              lambda x, r, w: torch.nn.functional.rms_norm(x + r, (x.shape[-1],), w, 1e-6),
@@ -87,8 +89,12 @@ TORCH = {"rms_norm": lambda x, r, w: torch.nn.functional.rms_norm(x, (x.shape[-1
 
 def candidates(cfg, kernel: str, explore: bool) -> list:
     """The op's distinct row-tile routes, and EXPLORE's with `explore`."""
-    routes = [r for r in cfg.ROUTES if r.kernel == kernel]
-    seen = {tuple(sorted(r.constants.items())) for r in routes}
+    routes, seen = [], set()
+    for r in cfg.ROUTES:     # each set of constants once (routes for other row counts share some)
+        key = tuple(sorted(r.constants.items()))
+        if r.kernel == kernel and key not in seen:
+            seen.add(key)
+            routes.append(r)
     extra = [(c, held, warps, {}) for c, held, warps in EXPLORE]
     if kernel == "layer_norm_rows":
         extra += [(c, held, warps, {"WEIGHTS": when}) for c, held, warps, when in EXPLORE_WEIGHTS]
@@ -100,6 +106,31 @@ def candidates(cfg, kernel: str, explore: bool) -> list:
             seen.add(key)
             routes.append(route)
     return routes
+
+
+def prebuild(names: list[str], explore: bool, jobs: int, target: str = "sm_90a") -> None:
+    """Build every candidate of `names` for `target` in each dtype, `jobs` at a time (the
+    timing loop then finds them in the build cache): one nvcc build after another would take
+    most of a 10-minute run with --explore. A candidate its kernel refuses is left to
+    time_shape, which says so."""
+    from concurrent.futures import ThreadPoolExecutor
+    builds = []
+    for name in names:
+        cfg, kernel, _ = OPS[name]
+        for route in candidates(cfg, kernel, explore):
+            if route.targets is None or target in route.targets:
+                builds += [(LIBRARY_OPS[name].kernel(route, dtype), route.constants)
+                           for dtype in DTYPES]
+
+    def build(item):
+        kernel, constants = item
+        try:
+            kernel.build(target=target, **constants)
+        except (InputError, KernelError):
+            pass
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(build, builds))
+    print(f"prebuilt {len(builds)} kernels for {target}", flush=True)
 
 
 def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
@@ -129,7 +160,8 @@ def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
             print(f"  {route.constants}: not built: {str(e).splitlines()[0]}")
             continue
         records.append({**base, "route": route.kernel, "constants": route.constants, "us": us,
-                        "max_err": err, "shipped": route == shipped})
+                        "max_err": err, "shipped": (route.kernel, route.constants)
+                        == (shipped.kernel, shipped.constants)})
     return records
 
 
@@ -141,6 +173,8 @@ def main() -> None:
     parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
     parser.add_argument("--only", help="comma-separated ops (default: all three)")
     parser.add_argument("--shapes", help="comma-separated ROWSxCOLS instead of the grid")
+    parser.add_argument("--jobs", type=int, default=8,
+                        help="kernels built at once before timing (default 8)")
     args = parser.parse_args()
     shapes = QUICK if args.quick else [(r, c) for r in ROWS for c in COLS]
     if args.shapes:
@@ -150,6 +184,7 @@ def main() -> None:
     if unknown:
         raise InputError(f"--only: no op {unknown[0]!r} in the sweep",
                          hint=f"choose from {', '.join(OPS)}")
+    prebuild(names, args.explore, args.jobs)
     records = []
     for name in names:
         for rows, cols in shapes:
