@@ -18,7 +18,9 @@ CASES = [(1, 2, 1, 128, 128, torch.bfloat16, torch.float32),
          (21, 4, 2, 64, 32, torch.bfloat16, torch.float32),
          (17, 3, 3, 64, 64, torch.float16, torch.bfloat16),
          (5, 2, 1, 96, 64, torch.float32, torch.float32),
-         (19, 2, 2, 128, 128, torch.bfloat16, torch.bfloat16)]   # vLLM's: the cache in q's dtype
+         (19, 2, 2, 128, 128, torch.bfloat16, torch.bfloat16),   # vLLM's: the cache in q's dtype
+         (2, 20, 4, 64, 32, torch.bfloat16, torch.float32),   # flat: 16 + 4 q heads, 4 k heads
+         (40, 2, 1, 64, 64, torch.bfloat16, torch.float32)]   # past FLAT_TOKENS: the gather
 
 
 def inputs(tokens, q_heads, k_heads, head, rot, dtype, cache_dtype, seed=3):
@@ -59,6 +61,7 @@ def test_heads_grouped_a_block(monkeypatch, key):
     (here from 1 token: 4 q heads and 2 k heads, 2 a block); without key, one head a block."""
     from ktile.ops.rotary import config
     monkeypatch.setattr(config, "GROUP_FROM_TOKENS", 1)
+    monkeypatch.setattr(config, "FLAT_TOKENS", 0)       # the gather kernel at 19 tokens
     assert config.neox_constants(64, 3, (4, 2))["HEADS"] == 2
     assert config.neox_constants(64, 3, (4, 1))["HEADS"] == 1
     positions, q, k, cache = inputs(19, 4, 2, 64, 64, torch.bfloat16, torch.float32)

@@ -8,6 +8,10 @@ from __future__ import annotations
 from .._library import Route, RoutingTable
 
 TABLE = RoutingTable([
+    Route("rope_neox_flat", {"COLS": 16, "WARPS": 4, "HEAD": 128, "ROT": 128}, max_rows=32),
+    Route("rope_neox_flat", {"COLS": 16, "WARPS": 1, "HEAD": 64, "ROT": 32}, max_rows=32),
+    Route("rope_neox_flat_own_cache", {"COLS": 16, "WARPS": 4, "HEAD": 128, "ROT": 128},
+          max_rows=32),
     Route("rope_neox_qk", {"COLS": 16, "WARPS": 4, "HEADS": 1, "HEAD": 128, "ROT": 128}),
     Route("rope_neox_qk", {"COLS": 16, "WARPS": 1, "HEADS": 1, "HEAD": 64, "ROT": 32}),
     Route("rope_neox_qk", {"COLS": 16, "WARPS": 4, "HEADS": 2, "HEAD": 128, "ROT": 128}),
@@ -39,5 +43,9 @@ def neox_constants(rot_dim: int, tokens: int, heads: tuple[int, ...]) -> dict:
 
 
 NEOX_COLS = 16
+# NeoX with key up to this many tokens: kernels.neox_flat (a block per 16 heads of a token, the
+# position read with hk.load_scalar, cos and sin as flat tiles of a 0-stride cache view); the
+# H200 measured rope_neox_qk at 1 / 32 tokens at 0.57 / 0.74x Triton. A guess, not measured.
+FLAT_TOKENS = 32
 GROUP_FROM_TOKENS = 256
 GROUP_SIZES = (2,)

@@ -134,6 +134,61 @@ def neox_heads(dtype: str, cache_dtype: str = "fp32", keyed: bool = True):
     return rope_neox_qk
 
 
+FLAT = [
+    (lambda p: p.ROT == 2 * p.COLS * p.WARPS and p.ROT <= p.HEAD,
+     "ROT (the rotary dimension) must be 2 * COLS * WARPS and at most HEAD"),
+    (lambda p: p.positions.cols in (1, 2) and p.positions.rows == p.q.batch,
+     "positions must be [tokens, 1] int32 or [tokens, 2] (int64 viewed as int32 words)"),
+    (lambda p: p.q.cols == p.HEAD and p.k.cols == p.HEAD and p.k.batch == p.q.batch
+     and p.q.depth * p.k.depth == 1, "q and k must be viewed [tokens, 1, heads, HEAD]"),
+    (lambda p: p.k.rows <= p.q.rows, "k must have no more heads than q"),
+    (lambda p: p.q_out.shape == p.q.shape and p.k_out.shape == p.k.shape,
+     "q_out and k_out must have the shapes of q and k"),
+    (lambda p: p.cos_sin.cols == p.ROT and p.cos_sin.rows == 16 and p.cos_sin.depth == 1,
+     "cos_sin must be viewed [max_position, 1, 16, ROT] (each row repeated by a 0 stride)"),
+]
+
+
+@functools.cache
+def neox_flat(dtype: str, cache_dtype: str = "fp32"):
+    """NeoX for few tokens, in place, flat tiles: block (t, g) rotates 16 heads of token t
+    (g < cdiv(q heads, 16): q's, else k's), so a token's q and k take cdiv(q heads, 16) +
+    cdiv(k heads, 16) blocks where `rope_neox_qk` takes one per head. q and k are viewed
+    `[tokens, 1, heads, HEAD]` (a tile's rows are heads; rows past the last head are outside:
+    neither read nor written), the cache `[max_position, 1, 16, ROT]` with a 0 row stride, so a
+    flat 16 x COLS tile at batch = position holds that position's cos (or sin) in every row: no
+    gather, no broadcast. The position is one `hk.load_scalar` (an int64 one's two words; a
+    high word not 0, or a position past the cache, reads zeros as the gather kernel does).
+    Warp w takes column tile w of each half, everything loaded before it stores; q or k is
+    picked by the depth plane, as in `neox_heads`."""
+    dt, ct = getattr(hk, dtype), getattr(hk, cache_dtype)
+
+    @hk.kernel(grid=lambda p: (p.q.batch, hk.cdiv(p.q.rows, 16) + hk.cdiv(p.k.rows, 16)),
+               warps="WARPS", requires=FLAT, in_place={"q_out": "q", "k_out": "k"})
+    def rope_neox_flat(positions: hk.Tensor[hk.i32], q: hk.Tensor[dt], k: hk.Tensor[dt],
+                       cos_sin: hk.Tensor[ct], q_out: hk.Tensor[dt], k_out: hk.Tensor[dt], *,
+                       HEAD: hk.Constexpr[int] = 128, ROT: hk.Constexpr[int] = 128,
+                       COLS: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4):
+        token, g, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
+        low, high = hk.load_scalar(positions, token, 0), hk.load_scalar(positions, token, 1)
+        pos = hk.where(high == 0, low, -1)
+        q_groups = hk.cdiv(q.rows, 16)
+        of_k = g // q_groups                              # 0: 16 of q's heads, 1: of k's
+        t, ct_tile = hk.RT(dt, 16, COLS, "flat"), hk.RT(ct, 16, COLS, "flat")
+        cos = cos_sin[hk.elem_coord(pos, 0, 0, w * COLS)].load(ct_tile).to(hk.fp32)
+        sin = cos_sin[hk.elem_coord(pos, 0, 0, ROT // 2 + w * COLS)].load(ct_tile).to(hk.fp32)
+        halves = []
+        for x, plane, heads in ((q, of_k, g * 16), (k, 1 - of_k, (g - q_groups) * 16)):
+            first = hk.elem_coord(token, plane, heads, w * COLS)
+            second = hk.elem_coord(token, plane, heads, ROT // 2 + w * COLS)
+            halves.append((first, second, x[first].load(t).to(hk.fp32),
+                           x[second].load(t).to(hk.fp32)))
+        for out, (first, second, x1, x2) in zip((q_out, k_out), halves):
+            out[first] = (x1 * cos - x2 * sin).to(dt)
+            out[second] = (x2 * cos + x1 * sin).to(dt)
+    return rope_neox_flat
+
+
 @functools.cache
 def gptj(dtype: str):
     dt = getattr(hk, dtype)
@@ -167,7 +222,9 @@ def gptj(dtype: str):
     return rope_gptj
 
 
-KERNELS = {"rope_neox_qk": neox_heads,
+KERNELS = {"rope_neox_flat": neox_flat,
+           "rope_neox_flat_own_cache": lambda dtype: neox_flat(dtype, dtype),
+           "rope_neox_qk": neox_heads,
            "rope_neox_qk_own_cache": lambda dtype: neox_heads(dtype, dtype),
            "rope_neox_q": lambda dtype: neox_heads(dtype, keyed=False),
            "rope_gptj": gptj}

@@ -113,9 +113,23 @@ def _neox(positions, q, key, cache, dtype: str, target, head_size: int, rot: int
         return
     k = key.view(tokens, -1)
     heads = (q.shape[1] // head_size, k.shape[1] // head_size)
+    if tokens <= config.FLAT_TOKENS:
+        _neox_flat(pos, q, k, cache, dtype, cache_dtype, target, head_size, rot, heads)
+        return
     constants = {"HEAD": head_size, "ROT": rot, **config.neox_constants(rot, tokens, heads)}
     kernel = kernels.neox_heads(dtype, cache_dtype)
     run_kernel(kernel, pos, q, k, cache, q, k, target=target, **constants)
+
+
+def _neox_flat(pos, q, k, cache, dtype, cache_dtype, target, head_size, rot, heads) -> None:
+    """Few tokens: kernels.neox_flat, q and k as `[tokens, 1, heads, head_size]`, the cache
+    as `[max_position, 1, 16, rot]` with a 0 row stride (every row of a tile the position's)."""
+    tokens = q.shape[0]
+    q4, k4 = q.view(tokens, 1, heads[0], head_size), k.view(tokens, 1, heads[1], head_size)
+    cache4 = cache.view(cache.shape[0], 1, 1, rot).expand(cache.shape[0], 1, 16, rot)
+    kernel = kernels.neox_flat(dtype, cache_dtype)
+    run_kernel(kernel, pos, q4, k4, cache4, q4, k4, target=target, HEAD=head_size, ROT=rot,
+               COLS=config.NEOX_COLS, WARPS=rot // (2 * config.NEOX_COLS))
 
 
 def _copy_rotated(x, rotated, head_size: int, rot: int) -> None:
