@@ -10,6 +10,9 @@ words (W = 2, `embedding.kernels.row_ids`), int32 ones W = 1.
   out = [x1·cos − x2·sin, x2·cos + x1·sin], cos and sin gathered by position from the
   `[max_position, ROT]` cache (cos | sin, float32 or x's dtype). WARPS = ROT / (2·COLS) warps
   a block, one column tile of each half each; `rope_neox_q` is the same without k.
+- NeoX at few tokens, `rope_neox_flat` (`neox_flat`): a block per 16 heads of one token, flat
+  tiles, the position read with `hk.load_scalar` and cos / sin loaded from a 0-row-stride view
+  of the cache (every row of the tile the position's): no gather.
 - GPT-J (interleaved pairs), `rope_gptj`: q and k in one launch, out of place (head h of k
   when k has it). The pair (x[2i], x[2i+1]) rotates by angle i. The op gathers each token's
   row of the cache and spreads it to `[tokens, 2·ROT]`: cos[i] at columns 2i and 2i+1, then
