@@ -89,7 +89,10 @@ class _Arch(_Namespace):
 
     @property
     def num_warps(self) -> int:
-        return tracer.current().warps
+        """The block's warps; inside a pipeline role's function, the role's (hk.pipeline: on
+        sm_90a the block also holds the other role's warps)."""
+        trace = tracer.current()
+        return getattr(trace, "role_warps", None) or trace.warps
 
     @property
     def wave_size(self) -> int:

@@ -336,3 +336,23 @@ def test_the_pipeline_ir_prints_and_parses_back(target):
         text = module_text(trace.module, generic=generic, locations=False)
         assert module_text(parse_module(text), generic=generic, locations=False) == text
     parse_module(trace.dump(generic=True, locations=True), verify=True)
+
+
+def test_num_warps_inside_a_role_is_the_roles():
+    seen = {}
+
+    def kernel(a: hk.Tensor[DT], b: hk.Tensor[DT], c: hk.Tensor[hk.fp32]):
+        pipe = hk.pipeline(2, hk.ST(DT, 64, 32), steps=4)
+
+        @pipe.producer(warpgroups=1)
+        def load(k, sa):
+            seen["producer"] = hk.arch.num_warps
+            hk.group.load(sa, a[hk.tile_coord(0, 0, 0, k)])
+
+        @pipe.consumer(warpgroups=2)
+        def use(k, sa):
+            seen["consumer"] = hk.arch.num_warps
+        seen["block"] = hk.arch.num_warps
+        pipe.run()
+    hk.kernel(warps=12, **GRID)(kernel).trace("sm_90a")
+    assert seen == {"block": 12, "producer": 4, "consumer": 8}
