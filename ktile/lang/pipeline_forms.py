@@ -1,22 +1,22 @@
 """The two forms a pipeline (pipeline.py) is traced in.
 
-- **warp-specialised** (a target with `warp_specialization`): the block splits into roles, consumers first (warps 0 .. C-1, so a consumer warp's rows of a
-  shared a are its warp id's, as everywhere), the producer after. The producer lowers its
-  registers and loops over the steps: wait for the stage to be empty, fill it (kt.stage_copy,
-  completing on its full barrier: TMA copies, or cp.async by the producer's threads in a call
-  whose tensors cannot have tensor maps or where a stage tile has no swizzle mode). The consumers raise theirs and loop: wait for full, the
-  consumer function, release the previous step's stage once its MMAs completed
-  (kt.stage_release), then `finish`.
-- **in turns** (every other target):
-  every warp loads steps 0 .. S-2, then per step k: wait for stage k, a barrier (every warp's
-  copies have landed, every warp is done with step k-1), the consumer function (on the
-  consumer warps when the block has producer warps too), then load step k+S-1 into the stage
-  of k-1 (on sm_90a, whose MMA from shared stays in flight, after a wait for the step's MMAs
-  and a second barrier). The copies, waits and barriers are ordinary ops, checked by the
-  waits pass as any others. The stage is picked on the device (kt.lds_select), which the waits pass takes as
-  any of the stages: each wait completes every copy in flight (count 0), so a copy overlaps
-  only the step it is issued in (a form unrolled by STAGES, with stages known while tracing,
-  would keep S-1 in flight: not done).
+- **warp-specialised** (a target with `warp_specialization`): the block splits into roles,
+  consumers first (warps 0 .. C-1, so a consumer warp's rows of a shared a are its warp id's,
+  as everywhere), the producer after. The producer lowers its registers and loops over the
+  steps: wait for the stage to be empty, fill it (kt.stage_copy, completing on its full
+  barrier: TMA copies, or cp.async by the producer's threads in a call whose tensors cannot
+  have tensor maps or where a stage tile has no swizzle mode). The consumers raise theirs and
+  loop: wait for full, the consumer function, release the previous step's stage once its MMAs
+  completed (kt.stage_release), then `finish`.
+- **in turns** (every other target): every warp loads steps 0 .. S-2, then the loop runs in
+  rounds of S steps unrolled, so each step's stage is known while tracing: step k = k0 + s
+  waits for stage s, a barrier (every warp's copies have landed, every warp is done with step
+  k-1), the consumer function (when k is a step: the last round may pass the end; on the
+  consumer warps when the block has producer warps too), then the loads of step k+S-1 into
+  the stage of k-1, unconditionally (past the last step they read zeros: every load is
+  bounded; the last round's are waited for and never read). The copies, waits and barriers
+  are ordinary ops, checked by the waits pass as any others, which leaves the S-2 younger
+  steps' copies in flight at each wait (a count of (S-2) × the stage's tiles).
 """
 from __future__ import annotations
 

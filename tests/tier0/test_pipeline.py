@@ -132,7 +132,7 @@ def test_stage_counts_around_the_step_count(stages):
     assert np.abs(c.numpy() - want).max() <= 1e-5 * np.abs(want).max()
 
 
-# ---- misuse, refused at the author's line ----------------------------------------------------------
+# ---- misuse, refused at the author's line ------------------------------------------------------
 
 def line_of(fn, marker: str) -> int:
     lines, first = inspect.getsourcelines(fn)

@@ -3,8 +3,9 @@ no spill and no wgmma serialized by ptxas (C7514 / C7517), at the 384-thread blo
 registers, with each role's register limit (setmaxnreg) and the stage protocol (mbarrier
 parity waits, TMA copies completing on them, one wgmma group kept in flight) in its PTX; the
 kernel traced without tensor maps (cp.async stage copies) builds clean too; the small pipelined
-GEMM of tests/pipeline_kernels.py, traced in turns, builds clean for the AMD targets (the cocheck gate: no spill, no scratch, waits checked): gfx1100 and
-gfx950 in CI, all four with KTILE_OPS_FULL_BUILD=1."""
+GEMM of tests/pipeline_kernels.py, traced in turns, builds clean for the AMD targets (the
+cocheck gate: no spill, no scratch, waits checked): gfx1100 and gfx950 in CI, all four with
+KTILE_OPS_FULL_BUILD=1."""
 import re
 import subprocess
 import sys
