@@ -11,7 +11,8 @@ phases. One block a multiprocessor (the budgets pass accepts it for kernels with
 epilogue adds the bias in fp32 and rounds once (tiles.epilogue). On targets without warp
 specialisation (the interpreter traced for AMD, the AMD targets) the same program runs with
 every warp playing both roles in turn (it is routed on sm_90a only; on AMD a smaller tile,
-e.g. BN 128 / STAGES 3, fits the shared memory: tests/tier0/test_pipeline.py runs that).
+e.g. BN 128 / STAGES 3, fits the shared memory: the persistent variant runs so on gfx950 in
+tests/tier0/test_pipeline.py).
 
 `wgmma_ws_persistent_nt`: the same roles and tiles with a persistent grid: SMS blocks (one a
 multiprocessor), block b taking output tiles b, b + SMS, ... in grouped raster order (GROUP_M
