@@ -34,7 +34,7 @@ REPEAT = 20
 EXPLORE = [(64, 2, 4), (128, 1, 4), (32, 1, 7), (32, 1, 4), (64, 2, 8), (128, 1, 8),
            (64, 1, 7), (64, 2, 7), (128, 1, 2), (64, 1, 8), (64, 1, 16), (32, 4, 4),
            (32, 2, 8), (32, 4, 8), (16, 1, 16), (16, 1, 8), (32, 1, 16), (16, 1, 32),
-           (32, 1, 32), (32, 2, 16), (64, 1, 14), (16, 2, 8)]     # (C, HELD, WARPS)
+           (32, 1, 32), (32, 2, 16), (64, 1, 14), (16, 2, 8), (32, 4, 7)]     # (C, HELD, WARPS)
 # layer_norm_rows only: when the weight and bias load (row_tiles.weights_when), at shares per
 # warp where more than one way fits the registers
 EXPLORE_WEIGHTS = [(32, 2, 8, "per_tile"), (32, 2, 8, "after"), (32, 4, 4, "after"),
@@ -167,7 +167,7 @@ def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="six shapes instead of the grid")
+    parser.add_argument("--quick", action="store_true", help="twelve shapes (few rows and the bandwidth ones) instead of the grid")
     parser.add_argument("--explore", action="store_true",
                         help="also time EXPLORE's constants (not shipped)")
     parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
