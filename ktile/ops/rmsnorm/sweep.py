@@ -167,7 +167,8 @@ def time_shape(name: str, rows: int, cols: int, dtype: str, explore: bool,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="twelve shapes (few rows and the bandwidth ones) instead of the grid")
+    parser.add_argument("--quick", action="store_true",
+                        help="twelve shapes (few rows and the bandwidth ones), not the grid")
     parser.add_argument("--explore", action="store_true",
                         help="also time EXPLORE's constants (not shipped)")
     parser.add_argument("--json", default="rms_sweep.json", help="where to write results")
