@@ -1,12 +1,13 @@
 """`scripts/engine-ab vllm [--json]`: vLLM stock vs vLLM with ktile's routes, greedy tokens on a
 tiny random Qwen3 built here (vllm_models.py), in eager and compiled (torch.compile) modes.
 
-One child process (`--child eager,compiled`) builds every engine one after the other (importing
-vLLM costs more than an engine), per mode: "ktile" first (vLLM loads the plugin, which
-installs: `plugin_loaded`), "stock" (the patches undone), and in the first mode "broken" (a
-hooked signature changed, then installed again: the integration must stay off, the engine
-stock, and warn). vLLM's engine core runs in that process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so
-the counters are read in place; the compile cache is off (its key does not see the patches).
+One child process per mode, the two side by side (`--jobs 1`: one child for every mode), builds
+its engines one after the other (importing vLLM costs more than an engine): "ktile" first
+(vLLM loads the plugin, which installs: `plugin_loaded`), "stock" (the patches undone), and in
+the first mode "broken" (a hooked signature changed, then installed again: the integration
+must stay off, the engine stock, and warn). vLLM's engine core runs in the child
+(VLLM_ENABLE_V1_MULTIPROCESSING=0), so the counters are read in place; the compile cache is off
+(its key does not see the patches).
 With `--tp N` (tensor parallelism on the CPU) the engine runs N worker processes instead, each
 loading the plugin and routing its own shard; their counters come back through
 `collective_rpc` (`counters_by_rank`, and summed in `counters`). The parent compares the arms'
@@ -142,20 +143,36 @@ def run_modes(modes, model: str, tokens: int, contract: bool, setup: str | None 
             if arm != "broken" or (contract and mode == modes[0])]
 
 
-def _spawn(modes, model: str, tokens: int, contract: bool, setup: str | None,
-           tp: int) -> list[dict]:
+def _start(modes, model: str, tokens: int, contract: bool, setup: str | None,
+           tp: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "ktile.integrations.ab_vllm", "--child", ",".join(modes),
            "--model", model, "--tokens", str(tokens), "--tp", str(tp)]
     cmd += ["--setup", setup] if setup else []
     cmd += [] if contract else ["--no-contract"]
     # run outside the checkout: its ktile.egg-info (the main venv's) would hide the engine
     # venv's ktile metadata, and with it the plugin's entry point
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("[")]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tempfile.gettempdir())
+
+
+def _results(proc: subprocess.Popen) -> list[dict]:
+    out, err = proc.communicate()
+    lines = [l for l in out.splitlines() if l.startswith("[")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"engine-ab vllm: the engines failed "
-                           f"(exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+                           f"(exit {proc.returncode}):\n{err[-4000:]}")
     return json.loads(lines[-1])
+
+
+def _run_children(modes, model: str, tokens: int, contract: bool, setup: str | None, tp: int,
+                  jobs: int) -> list[dict]:
+    """Every engine in child processes: one per mode at once (`jobs` > 1; each imports vLLM,
+    but the two modes run side by side on two cores), else one for every mode. The contract
+    arm runs in the first mode's child."""
+    groups = [modes[i::jobs] for i in range(min(jobs, len(modes)))]
+    procs = [_start(group, model, tokens, contract and modes[0] in group, setup, tp)
+             for group in groups]
+    return [r for proc in procs for r in _results(proc)]
 
 
 def _max_diff(a: list, b: list) -> float:
@@ -163,10 +180,11 @@ def _max_diff(a: list, b: list) -> float:
 
 
 def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
-            setup: str | None = None, tp: int = 1) -> dict:
-    """Every arm, one engine at a time (in one child process); the verdict."""
+            setup: str | None = None, tp: int = 1, jobs: int = 2) -> dict:
+    """Every arm (`_run_children`); the verdict."""
     contract = contract and tp == 1       # the broken arm patches this process, not workers
-    arms = {f"{r['arm']}/{r['mode']}": r for r in _spawn(modes, model, tokens, contract, setup, tp)}
+    arms = {f"{r['arm']}/{r['mode']}": r
+            for r in _run_children(modes, model, tokens, contract, setup, tp, jobs)}
     same = {mode: arms[f"stock/{mode}"]["tokens"] == arms[f"ktile/{mode}"]["tokens"]
             for mode in modes}
     result = {"engine": "vllm", "model": model, "prompts": len(PROMPTS), "max_tokens": tokens,
@@ -175,8 +193,9 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
                                                    arms[f"ktile/{mode}"]["logprobs"])
                                    for mode in modes},
               "tp": tp, "installed": {mode: arms[f"ktile/{mode}"]["installed"] for mode in modes},
-              # vLLM loads plugins once per process: its first engine, the first ktile arm
-              "plugin_loaded": arms[f"ktile/{modes[0]}"]["plugin_loaded"],
+              # vLLM loads plugins once per process: each child's first engine (the ktile
+              # arm of its first mode, modes[:jobs]) says
+              "plugin_loaded": all(arms[f"ktile/{m}"]["plugin_loaded"] for m in modes[:jobs]),
               "counters": {mode: arms[f"ktile/{mode}"]["counters"] for mode in modes},
               "counters_by_rank": {mode: arms[f"ktile/{mode}"]["counters_by_rank"]
                                    for mode in modes},
@@ -236,13 +255,16 @@ def main(argv=None) -> int:
                                             "engines' process first (e.g. use_kernel)")
     parser.add_argument("--tp", type=int, default=1,
                         help="tensor_parallel_size (worker processes on the CPU; no contract arm)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="child processes at once (one per mode; 1: every mode in one)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     modes = tuple((args.child or args.modes).split(","))
-    if any(mode not in MODES for mode in modes) or args.tp < 1:
+    if any(mode not in MODES for mode in modes) or args.tp < 1 or args.jobs < 1:
         from ..errors import InputError
         raise InputError(f"engine-ab vllm: --modes takes eager and/or compiled (got "
-                         f"{args.child or args.modes!r}) and --tp a count >= 1 (got {args.tp})")
+                         f"{args.child or args.modes!r}); --tp (got {args.tp}) and --jobs (got "
+                         f"{args.jobs}) take a count >= 1")
     if args.child:                                   # the child: every engine
         print(json.dumps(run_modes(modes, args.model, args.tokens, not args.no_contract,
                                    args.setup, args.tp)))
@@ -250,7 +272,7 @@ def main(argv=None) -> int:
     from .vllm_models import tiny_model
     model = args.model or str(tiny_model("qwen3"))
     result = compare(model, args.tokens, modes, not args.no_contract,
-                     args.setup and _absolute(args.setup), args.tp)
+                     args.setup and _absolute(args.setup), args.tp, args.jobs)
     print(json.dumps(result) if args.json else table(result))
     contract = result.get("contract", {"installed": False, "warnings": ["not run"]})
     ok = (result["tokens_identical"] and all(result["installed"].values())
