@@ -5,6 +5,8 @@
     python3 benchmarks/matmul.py --check-only --quick     # correctness only, no timing
     python3 benchmarks/matmul.py --quick --decode-only --route skinny_nt \
         --route gemv_nt:MB=4,UNROLL=1 --out DIR           # also time pinned routes
+    python3 benchmarks/matmul.py --quick --prefill-only --route wgmma_ws_nt:GROUP_M=16 \
+        --out DIR                                         # the prefill shapes alone
 
 The product is nn.Linear's: a [M, K] times W.t() for a weight W [N, K], bf16 in and out (or
 --dtype fp16), optionally with a bias. Decode shapes: M in {1, 2, 4, 8, 16, 32} × (N, K) in
@@ -40,7 +42,8 @@ PREFILL_M = (512, 2048, 4096, 8192)
 SQUARES = (4096, 8192)
 QUICK_DECODE = ((1, 4096, 4096), (8, 4096, 4096), (32, 4096, 4096), (1, 12288, 4096),
                 (8, 12288, 4096), (16, 12288, 4096), (4, 24576, 4096), (16, 4096, 12288))
-QUICK_PREFILL = ((4096, 4096, 4096), (2048, 12288, 4096))
+QUICK_PREFILL = ((4096, 4096, 4096), (2048, 12288, 4096), (512, 4096, 4096),
+                 (512, 4096, 12288), (4096, 24576, 4096))
 
 
 def shapes(quick: bool) -> list[tuple[str, int, int, int]]:
@@ -248,6 +251,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--check-only", action="store_true", help="check results, time nothing")
     p.add_argument("--decode-only", action="store_true", help="only the decode shapes")
+    p.add_argument("--prefill-only", action="store_true", help="only the prefill shapes")
     p.add_argument("--route", action="append", default=[], metavar="KERNEL[:NAME=VALUE,...]",
                    help="also time matmul pinned to this route (repeatable): gemv_nt, "
                         "skinny_nt, gemv_nt:MB=4,UNROLL=1, skinny_wgmma_nt:BN=64,STAGES=4")
@@ -265,7 +269,7 @@ def main(argv: list[str]) -> int:
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s (read + write)")
     rows = []
     for kind, m, n, k in shapes(args.quick):
-        if args.decode_only and kind != "decode":
+        if (args.decode_only and kind != "decode") or (args.prefill_only and kind != "prefill"):
             continue
         rows.append(measure(kind, m, n, k, args, copy))
         print_table(rows[-1:])

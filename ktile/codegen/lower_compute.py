@@ -11,6 +11,7 @@ from ..ir.ops_pipeline import role_warps
 from .cpp_types import float_literal
 from ..ir.types import RegTileType
 from .emitter import Emitter, missing_lowering
+from .lower_pipeline import written_by_tensor_copies
 from .lower_shared import lower_tile_block_reduce
 
 # IR function name → header function name, from the functions' table (C++ keywords `not`,
@@ -42,7 +43,9 @@ def lower_mma_shared(e: Emitter, op: kt.MmaSharedOp) -> None:
     """The warp count is a template argument: on sm_90a whole warpgroups (warps % 4 == 0)
     issue wgmma, other blocks mma.sync; the AMD headers ignore it."""
     warps = role_warps(op) or e.warps      # a pipeline role's warps, else the block's
-    _call(e, op, f"kt::mma_ABt_shared<{warps}>", op.a, op.b, op.acc)
+    # operands only TMA writes: no proxy fence before the wgmma (lower_pipeline.py)
+    fence = ", false" if all(map(written_by_tensor_copies, (op.a, op.b))) else ""
+    _call(e, op, f"kt::mma_ABt_shared<{warps}{fence}>", op.a, op.b, op.acc)
 
 
 def lower_unary(e: Emitter, op: kt.UnaryOp) -> None:

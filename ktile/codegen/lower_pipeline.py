@@ -15,6 +15,7 @@ for every target; the other ops are traced only where the target has warp specia
 from __future__ import annotations
 
 from ..ir import ops_pipeline as kp
+from ..ir.ops import LdsSelectOp, MmaSharedOp
 from .emitter import Emitter, missing_lowering
 from .lower_memory import coord
 from .names import tensor_map_name
@@ -69,6 +70,28 @@ def lower_stage_copy(e: Emitter, op: kp.StageCopyOp) -> None:
         e.statement(op, f"kt::stage_copy({args});")
         return
     e.statement(op, f"kt::stage_copy({args}, {tensor_map_name(tensor_map)});")
+
+
+def written_by_tensor_copies(value) -> bool:
+    """Whether shared tile `value` is a pipeline stage that only TMA stage copies write: a
+    kt.lds_select of tiles used through such selects alone, each select used by tensor-map
+    stage copies (kp.StageCopyOp with a map) and warpgroup MMAs (reads) and nothing else.
+    Those writes go through the async proxy and complete on the stage's full mbarrier, which
+    the consumer waits on: a wgmma (also the async proxy) then needs no `fence.proxy.async`
+    before it (mma_shared.hpp's PROXY_FENCE false), as CUTLASS issues none after TMA."""
+    select = value.owner
+    if not isinstance(select, LdsSelectOp):
+        return False
+    selects = {use.operation for tile in select.tiles for use in tile.uses}
+    if not all(isinstance(s, LdsSelectOp) for s in selects):
+        return False
+    for s in selects:
+        for use in s.result.uses:
+            user = use.operation
+            copied = isinstance(user, kp.StageCopyOp) and user.prop_int("map") is not None
+            if not (copied or isinstance(user, MmaSharedOp)):
+                return False
+    return True
 
 
 def lower_producer_done(e: Emitter, op: kp.ProducerDoneOp) -> None:

@@ -55,7 +55,7 @@ def test_sm90a_translation_launches_one_block_per_multiprocessor():
     assert "__launch_bounds__(256, 1)" in source
     for text in ("kt::pipeline<3, ", "kt::setmaxnreg_dec<56>();", "kt::setmaxnreg_inc<200>();",
                  ".wait_empty(", ".wait_full(", ".template release<1>(", "kt::stage_copy(",
-                 "kt::mma_ABt_shared<4>("):
+                 "kt::mma_ABt_shared<4, false>("):     # TMA-written stages: no proxy fence
         assert text in source, text
     assert "kt::barrier();" not in source
 
@@ -69,6 +69,7 @@ def test_without_tensor_maps_the_producer_copies_by_cp_async():
     assert all(c.prop_int("map") is None for c in ops_of(trace, kp.StageCopyOp))
     source = trace.source()
     assert "kt_pipe0(256, 4);" in source and "kt_map" not in source
+    assert "kt::mma_ABt_shared<4>(" in source      # cp.async-written stages: the proxy fence
     assert "kt::setmaxnreg_dec<56>();" in source
 
 

@@ -1,8 +1,8 @@
-"""Tier 1 builds of `hk.pipeline` (issue #11): matmul's `wgmma_ws_nt` for sm_90a compiles with
-no spill and no wgmma serialized by ptxas (C7514 / C7517), at the 384-thread block's launch
+"""Tier 1 builds of `hk.pipeline` (issue #11): matmul's `wgmma_ws_nt` for sm_90a, at each of its
+routes' constants (128 x 128 tiles / 6 stages, 128 x 256 / 4), compiles with no spill and no wgmma serialized by ptxas (C7514 / C7517), at the 384-thread block's launch
 registers, with each role's register limit (setmaxnreg) and the stage protocol (mbarrier
-parity waits, TMA copies completing on them, one wgmma group kept in flight) in its PTX; the
-kernel traced without tensor maps (cp.async stage copies) builds clean too; the small pipelined
+parity waits, TMA copies completing on them, one wgmma group kept in flight, no proxy fence
+before the wgmma on TMA-written stages) in its PTX; the kernel traced without tensor maps (cp.async stage copies) builds clean too; the small pipelined
 GEMM of tests/pipeline_kernels.py, traced in turns, builds clean for the AMD targets (the
 cocheck gate: no spill, no scratch, waits checked): gfx1100 and gfx950 in CI, all four with
 KTILE_OPS_FULL_BUILD=1."""
@@ -15,7 +15,7 @@ import pytest
 
 import build_gates
 from ktile import config
-from ktile.ops.matmul import tiles_ws
+from ktile.ops.matmul import config as matmul_config, tiles_ws
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pipeline_kernels as P  # noqa: E402
@@ -28,12 +28,15 @@ AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950") \
     if config.OPS_FULL_BUILD.get() == "1" else ("gfx1100", "gfx950")
 
 
-@pytest.fixture(scope="module")
-def ws_build(tmp_path_factory):
+WS_CONSTANTS = [r.constants for r in matmul_config.NT_TILES if r.kernel == "wgmma_ws_nt"]
+
+
+@pytest.fixture(scope="module", params=WS_CONSTANTS, ids=lambda c: f"BN{c['BN']}")
+def ws_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
     folder = tmp_path_factory.mktemp("wgmma_ws_nt")
     kernel = tiles_ws.wgmma_ws_nt("bf16")
-    source = kernel.trace("sm_90a").source()
+    source = kernel.trace("sm_90a", **request.param).source()
     cu = folder / "k.cu"
     cu.write_text(source)
     # one nvcc run: the cubin with ptxas's report, its PTX kept beside it
@@ -44,11 +47,11 @@ def ws_build(tmp_path_factory):
     build = hopper.Build(result.returncode, log, hopper.parse_ptxas(log))
     ptx = next(folder.glob("*.ptx"), None)
     assert build.returncode == 0 and ptx is not None, log[-3000:]
-    return kernel.name, ptx.read_text(), build
+    return kernel.name, ptx.read_text(), build, request.param["BN"]
 
 
 def test_wgmma_ws_nt_builds_with_no_spill_and_no_serialized_wgmma(ws_build):
-    name, _, build = ws_build
+    name, _, build, _ = ws_build
     build_gates.assert_sm90a_clean(build, name)
     assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
     # one block of 384 threads: 65536 / 384 rounded down to 8; the roles move registers in it
@@ -56,13 +59,14 @@ def test_wgmma_ws_nt_builds_with_no_spill_and_no_serialized_wgmma(ws_build):
 
 
 def test_each_role_sets_its_registers_and_the_stages_synchronise(ws_build):
-    _, ptx, _ = ws_build
+    _, ptx, _, bn = ws_build
     assert re.findall(r"setmaxnreg\.(dec|inc)\.sync\.aligned\.u32 (\d+);", ptx) == \
         [("dec", "24"), ("inc", "240")]
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx
     assert "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
-    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16", ptx)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.bf16\.bf16", ptx)
+    assert "fence.proxy.async" not in ptx       # the stages are written by TMA alone
     waits = [int(n) for n in re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ptx)]
     assert 1 in waits and waits[-1] == 0, waits     # one group in flight, drained at the end
     assert "bar.sync" in ptx and ptx.count("bar.sync") == 1   # the barriers' initialisation

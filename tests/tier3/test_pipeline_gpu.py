@@ -1,5 +1,6 @@
-"""`hk.pipeline` on the GPU (tier 3, skipped without one): matmul pinned to `wgmma_ws_nt` (the
-warp-specialised kernel: a producer warpgroup, two consumer warpgroups, mbarrier stages)
+"""`hk.pipeline` on the GPU (tier 3, skipped without one): matmul pinned to each route of
+`wgmma_ws_nt` (the warp-specialised kernel: a producer warpgroup, two consumer warpgroups,
+mbarrier stages, a grouped raster grid; 128 x 128 and 128 x 256 tiles)
 against an fp32 product at ragged and model shapes, every output dtype, with and without a
 bias, the same bits run to run; the persistent variant at ragged and model shapes; the small pipelined GEMM of tests/pipeline_kernels.py
 against the interpreter at ragged shapes and stage counts (the mbarrier phases over several
@@ -29,6 +30,9 @@ def ws_route(kernel="wgmma_ws_nt"):
     return next(r for r in config.TABLE.routes if r.kernel == kernel)
 
 
+WS_ROUTES = [r for r in config.TABLE.routes if r.kernel == "wgmma_ws_nt"]
+
+
 def rand(*shape, seed=0, dtype=torch.bfloat16):
     g = torch.Generator(device="cuda").manual_seed(seed)
     return torch.randn(shape, generator=g, device="cuda").to(dtype)
@@ -43,14 +47,16 @@ def assert_close(got, a, b, bias, out):
 
 
 @pytest.mark.parametrize("m,n,k", [(65, 100, 70), (130, 270, 200), (513, 4000, 4100),
-                                   (4096, 4096, 4096), (2048, 12288, 4096), (1000, 6144, 4096)],
+                                   (4096, 4096, 4096), (2048, 12288, 4096), (1000, 6144, 4096),
+                                   (1100, 3000, 256)],     # 9 row tiles: bands of 8 and 1
                          ids=str)
 @pytest.mark.parametrize("out", ["bf16", "fp32"])
-def test_wgmma_ws_nt_matches_fp32(m, n, k, out):
+@pytest.mark.parametrize("route", WS_ROUTES, ids=lambda r: f"BN{r.constants['BN']}")
+def test_wgmma_ws_nt_matches_fp32(m, n, k, out, route):
     import ktile.ops as ops
     a, w, bias = rand(m, k, seed=1), rand(n, k, seed=2), rand(n, seed=3)
     with_bias = m % 2 == 1
-    with lib.pinned(OP.table, ws_route()):
+    with lib.pinned(OP.table, route):
         got = ops.matmul(a, w.t(), bias if with_bias else None, out_dtype=DTYPES[out])
     assert_close(got, a, w.t(), bias if with_bias else None, out)
 

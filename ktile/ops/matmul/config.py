@@ -103,14 +103,24 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
                              min_rows=9, max_rows=64, targets=SM90, sample=(20, 70))]
 
 # sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
-# pipeline of 4 stages, 128 x 256 tiles, one block per SM; 168 registers at launch, 0 spills,
-# ptxas 13.0) first; wgmma_nt (8 warps, 128 x 128, two blocks per SM) kept as the pinned /
-# tuned alternative; wgmma_ws_persistent_nt (one block a multiprocessor looping over grouped
-# output tiles, 128 x 128 tiles: at 256 columns its in-loop epilogue spilled; ptxas injects one
-# wgmma wait a step, C7517) and wgmma_sync_nt (the MMA waited for at once): never chosen
-# first, timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
+# pipeline of stages, one block per SM, 168 registers at launch, 0 spills, ptxas 13.0), its
+# 1-D grid in grouped raster order (GROUP_M row tiles of one column band before the next
+# band: a wave of 132 blocks covers about 8 x 16 tiles, so W's and A's tiles are read from
+# DRAM about once instead of once per 128-row band when W is over the L2: N 12288 / 24576
+# measured 0.64-0.88x cuBLAS in row-major order). M <= WS_SMALL_M: 128 x 128 tiles and 6
+# stages (32 KiB each), twice the blocks of 128 x 256 (M 512 x N 4096: 128 blocks on 132 SMs
+# instead of 64; never more waves than 256 columns take, at N 4096..24576); larger M 128 x 256
+# and 4 stages (5 do not fit). wgmma_nt (8 warps, 128 x 128, two blocks per SM) kept as the
+# pinned / tuned alternative; wgmma_ws_persistent_nt (one block a multiprocessor looping over
+# grouped output tiles, 128 x 128 tiles: at 256 columns its in-loop epilogue spilled; ptxas
+# injects one wgmma wait a step, C7517) and wgmma_sync_nt (the MMA waited for at once): never
+# chosen first, timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
+WS_SMALL_M = 1024
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
-            Route("wgmma_ws_nt", {}, targets=SM90, sample=(70, 300)),
+            Route("wgmma_ws_nt", {"BN": 128, "STAGES": 6, "GROUP_M": 8}, max_rows=WS_SMALL_M,
+                  targets=SM90, sample=(300, 300)),
+            Route("wgmma_ws_nt", {"BN": 256, "STAGES": 4, "GROUP_M": 8}, targets=SM90,
+                  sample=(70, 300)),
             Route("wgmma_ws_persistent_nt", {"BN": 128, "STAGES": 5, "SMS": 132},
                   targets=SM90, sample=(300, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),

@@ -35,18 +35,33 @@ import ktile as hk
 from .dtypes import pair
 from .tiles import NT_SHAPES, epilogue
 
+GROUPED = NT_SHAPES + [(lambda p: p.GROUP_M >= 1, "GROUP_M (row tiles per band of the "
+                                                   "grouped raster) must be at least 1")]
+
+
+def grouped_tile(t, m_tiles, n_tiles, group: int):
+    """Output tile t of the grouped raster order: (row tile, column tile). Row tiles go in
+    groups of `group` (the last group smaller); inside a group, t walks the rows of one column
+    tile, then the next column tile."""
+    per_group = group * n_tiles
+    first = (t // per_group) * group
+    rows = hk.min(m_tiles - first, group)
+    inside = t % per_group
+    return first + inside % rows, inside // rows
+
 
 @functools.lru_cache(maxsize=None)
 def wgmma_ws_nt(dtype: str):
     DT, OUT = (getattr(hk, d) for d in pair(dtype))
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN), hk.cdiv(p.out.rows, p.BM)),
-               requires=NT_SHAPES, warps=12)
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN) * hk.cdiv(p.out.rows, p.BM), 1),
+               requires=GROUPED, warps=12)
     def matmul_wgmma_ws_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
                            out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
                            BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 64,
-                           STAGES: hk.Constexpr[int] = 4):
-        m, n = hk.arch.block_idx.y, hk.arch.block_idx.x
+                           STAGES: hk.Constexpr[int] = 4, GROUP_M: hk.Constexpr[int] = 8):
+        m, n = grouped_tile(hk.arch.block_idx.x, hk.cdiv(out.rows, BM), hk.cdiv(out.cols, BN),
+                            GROUP_M)
         pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
                            steps=hk.cdiv(a.cols, BK))
 
@@ -69,22 +84,11 @@ def wgmma_ws_nt(dtype: str):
     return matmul_wgmma_ws_nt
 
 
-def grouped_tile(t, m_tiles, n_tiles, group: int):
-    """Output tile t of the grouped raster order: (row tile, column tile). Row tiles go in
-    groups of `group` (the last group smaller); inside a group, t walks the rows of one column
-    tile, then the next column tile."""
-    per_group = group * n_tiles
-    first = (t // per_group) * group
-    rows = hk.min(m_tiles - first, group)
-    inside = t % per_group
-    return first + inside % rows, inside // rows
-
-
 @functools.lru_cache(maxsize=None)
 def wgmma_ws_persistent_nt(dtype: str):
     DT, OUT = (getattr(hk, d) for d in pair(dtype))
 
-    @hk.kernel(grid=lambda p: (p.SMS, 1), requires=NT_SHAPES, warps=12)
+    @hk.kernel(grid=lambda p: (p.SMS, 1), requires=GROUPED, warps=12)
     def matmul_wgmma_ws_persistent_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
                                       out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
                                       BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 64,

@@ -17,7 +17,8 @@
 // otherwise the warp loads its rows (ldmatrix) and takes the register-A path.
 //
 // The wgmma path, in order: fence.proxy.async (the tile was written through the generic proxy
-// — cp.async, st.shared — and wgmma reads through the async proxy), bind d (no accumulator
+// — cp.async, st.shared — and wgmma reads through the async proxy; not with PROXY_FENCE false:
+// operands only TMA wrote), bind d (no accumulator
 // move crosses the fence), wgmma.fence, every wgmma of the op, commit_group. The op does not
 // wait: its group stays in flight until a kt::wgmma_wait<N>() (`wgmma.wait_group N`) that the
 // waits pass derives, so the next K step's loads and wgmmas overlap it. Until then d's
@@ -120,10 +121,10 @@ __device__ __forceinline__ void wgmma_columns_ss(D& d, const S& b, int k, uint64
   }
 }
 
-template <class D, class A, class S>
+template <bool PROXY_FENCE, class D, class A, class S>
 __device__ __forceinline__ void wgmma_ABt(D& d, const A& a, const S& b) {
   const uint64_t base = matrix_descriptor(b.address(0), S::swizzle_bytes, swizzle_mode<S::swizzle_bytes>());
-  fence_proxy_async();
+  if constexpr (PROXY_FENCE) fence_proxy_async();
   bind_accumulator(d);
   wgmma_fence();
 #pragma unroll
@@ -134,12 +135,12 @@ __device__ __forceinline__ void wgmma_ABt(D& d, const A& a, const S& b) {
 }
 
 // Both operands by descriptor: A's rows 64g .. 64g + 63 for warpgroup g (16 rows a warp).
-template <class D, class SA, class S>
+template <bool PROXY_FENCE, class D, class SA, class S>
 __device__ __forceinline__ void wgmma_ABt_ss(D& d, const SA& a, const S& b) {
   const uint64_t base = matrix_descriptor(b.address(0), S::swizzle_bytes, swizzle_mode<S::swizzle_bytes>());
   const uint64_t base_a = matrix_descriptor(a.address(0), SA::swizzle_bytes, swizzle_mode<SA::swizzle_bytes>());
   const int row0 = 64 * static_cast<int>(warp_id() / 4);
-  fence_proxy_async();
+  if constexpr (PROXY_FENCE) fence_proxy_async();
   bind_accumulator(d);
   wgmma_fence();
 #pragma unroll
@@ -178,7 +179,10 @@ __host__ __device__ constexpr bool wgmma_takes() {
 
 }  // namespace detail
 
-template <int WARPS, class D, class A, class T, int SR, int SC, class C>
+// PROXY_FENCE false: the shared operands were written only by TMA (the async proxy, complete
+// on an mbarrier this thread has waited on), so no fence.proxy.async before the wgmma
+// (codegen/lower_pipeline.py's written_by_tensor_copies decides).
+template <int WARPS, bool PROXY_FENCE = true, class D, class A, class T, int SR, int SC, class C>
 __device__ __forceinline__ void mma_ABt_shared(D& d, const A& a, const st<T, SR, SC>& b, const C& c) {
   using S = st<T, SR, SC>;
   static_assert(WARPS >= 1, "kt::mma_ABt_shared: WARPS is the block's warp count");
@@ -194,14 +198,14 @@ __device__ __forceinline__ void mma_ABt_shared(D& d, const A& a, const st<T, SR,
   if (static_cast<const void*>(&d) != static_cast<const void*>(&c)) d = c;
   if constexpr (detail::wgmma_takes<WARPS, T, S>()) {
     static_assert(std::is_same<typename D::elem_type, float>::value, "kt::mma_ABt_shared: 16-bit operands accumulate in float");
-    detail::wgmma_ABt(d, a, b);
+    detail::wgmma_ABt<PROXY_FENCE>(d, a, b);
   } else {
     detail::mma_sync_ABt(d, a, b);
   }
 }
 
 // acc + (this warp's rows of the shared a)·bᵀ: warp w's rows [w·M, (w+1)·M) of a.
-template <int WARPS, class D, class T, int AR, int AC, int SR, int SC, class C>
+template <int WARPS, bool PROXY_FENCE = true, class D, class T, int AR, int AC, int SR, int SC, class C>
 __device__ __forceinline__ void mma_ABt_shared(D& d, const st<T, AR, AC>& a, const st<T, SR, SC>& b, const C& c) {
   using SA = st<T, AR, AC>;
   using S = st<T, SR, SC>;
@@ -211,11 +215,11 @@ __device__ __forceinline__ void mma_ABt_shared(D& d, const st<T, AR, AC>& a, con
     static_assert(std::is_same<D, C>::value && D::cols == SR, "kt::mma_ABt_shared: the accumulator is 16 x the shared b's rows");
     static_assert(std::is_same<typename D::elem_type, float>::value, "kt::mma_ABt_shared: 16-bit operands accumulate in float");
     if (static_cast<const void*>(&d) != static_cast<const void*>(&c)) d = c;
-    detail::wgmma_ABt_ss(d, a, b);
+    detail::wgmma_ABt_ss<PROXY_FENCE>(d, a, b);
   } else {
     rt<T, D::rows, AC, row, frag_a> rows;   // load-then-MMA: this warp's rows in registers
     lds_load(rows, a, static_cast<int>(warp_id()), 0);
-    mma_ABt_shared<WARPS>(d, rows, b, c);
+    mma_ABt_shared<WARPS, PROXY_FENCE>(d, rows, b, c);
   }
 }
 
