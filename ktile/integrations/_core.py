@@ -53,10 +53,18 @@ def shadow(engine: str) -> bool:
 
 # ---- counters --------------------------------------------------------------------------------
 
+_CAPTURE_PROBE: list = []    # [torch.cuda.is_current_stream_capturing, or None without CUDA]
+
+
 def capturing() -> bool:
-    """True while the current CUDA stream is capturing a graph."""
-    import torch
-    return bool(torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
+    """True while the current CUDA stream is capturing a graph (every routed call asks: whether
+    CUDA is there is asked once)."""
+    if not _CAPTURE_PROBE:
+        import torch
+        _CAPTURE_PROBE.append(torch.cuda.is_current_stream_capturing
+                              if torch.cuda.is_available() else None)
+    probe = _CAPTURE_PROBE[0]
+    return probe is not None and bool(probe())
 
 
 def record(route: str, kind: str | None = None) -> None:

@@ -10,7 +10,8 @@ ktile's routes (ktile.integrations.transformers), end to end.
    (`tokens_identical`; random weights give flat logits, so a flip near a tie is possible).
 3. Times decode per token at each batch (context 512) with StaticCache and
    `torch.compile(mode="reduce-overhead", fullgraph=True)` (CUDA graphs), and an eager prefill
-   of 2048 tokens; arms alternate round by round (order swapped every round), best of N.
+   of 2048 tokens (with its host time: the forward's Python, before the GPU is waited for);
+   arms alternate round by round (order swapped every round), best of N.
 
 Prints a table; with `--json` one JSON object last: tokens_identical, logits_max_diff,
 counters, timings. Exit status 0 when the logits check passes. Budget (H200): `--quick` is
@@ -106,9 +107,10 @@ def _result(plan, arms, checked, check_counters, counters, mode, device, rounds,
     from .transformers import ROUTES
     from .transformers_bench import best
     stock, ktile = arms
-    timings = {"decode_ms_per_token": {}, "prefill_ms": {}}
+    timings = {"decode_ms_per_token": {}, "prefill_ms": {}, "prefill_host_ms": {}}
     keys = [("decode_ms_per_token", str(b), f"decode_b{b}") for b in plan["batches"]]
     keys.append(("prefill_ms", str(plan["prefill"]), f"prefill_{plan['prefill']}"))
+    keys.append(("prefill_host_ms", str(plan["prefill"]), f"prefill_{plan['prefill']}_host"))
     for group, label, key in keys:
         s, k = best(stock, key), best(ktile, key)
         timings[group][label] = {"stock": s, "ktile": k, "speedup": s / k if s and k else None}
@@ -140,6 +142,7 @@ def table(result: dict) -> str:
     for group, per in result["timings"].items():
         for label, t in per.items():
             name = f"decode/token, batch {label}" if group.startswith("decode") \
+                else f"prefill host, {label} tok" if group == "prefill_host_ms" \
                 else f"prefill, {label} tokens"
             cells = [f"{v:10.3f}" if v is not None else f"{'-':>10}"
                      for v in (t["stock"], t["ktile"])]

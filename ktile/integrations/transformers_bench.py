@@ -156,7 +156,9 @@ class Arm:
     @torch.no_grad()
     def time_prefill(self, tokens: int, vocab: int) -> None:
         """One eager prefill of `tokens` tokens (batch 1) into a reset StaticCache; logits of the
-        last position only (as generation computes them)."""
+        last position only (as generation computes them). Also its host time (`_host`): from
+        the call to its return, before the GPU is waited for; near the whole time, the arm is
+        bound by Python, not by its kernels."""
         key = f"prefill_{tokens}"
         if key not in self.decode:
             generator = torch.Generator().manual_seed(tokens)
@@ -167,8 +169,11 @@ class Arm:
             self.model(prompt, past_key_values=cache, use_cache=True, logits_to_keep=1)
         cache.reset()
         with Clock(self.device) as clock:
+            t0 = time.perf_counter()
             self.model(prompt, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            host = (time.perf_counter() - t0) * 1e3
         self.times.setdefault(key, []).append(clock.ms)
+        self.times.setdefault(f"{key}_host", []).append(host)
 
 
 def best(arm: Arm, key: str) -> float | None:

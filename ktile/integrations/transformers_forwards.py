@@ -1,6 +1,7 @@
 """The forwards the transformers integration installs (docs/integrations.md), and the routing
 table they read on every call: per op, "ktile" (the `torch.ops.ktile_transformers.*` op, which
-counts its calls) or "stock" (transformers' own code, counted as a fallback when not compiling).
+counts its calls; called through its entry in transformers_ops, which skips torch's dispatcher
+on eager calls) or "stock" (transformers' own code, counted as a fallback when not compiling).
 
 Each forward checks that ktile's op takes its arguments (dtype, layout, widths) and otherwise
 runs transformers' own code: a route can only narrow, never break, the model. Under
@@ -17,9 +18,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core
+from . import transformers_ops as ops   # each op's entry: direct when eager (Dispatch)
 from .transformers_ops import route_name
 
-ops = torch.ops.ktile_transformers   # registered by transformers_ops (imported by the caller)
 
 # The routing table: op -> "ktile" | "stock" | a function of the op's first tensor returning one
 # of them (per shape). Defaults: "ktile" where ktile's kernel is expected to be faster (issue #13's

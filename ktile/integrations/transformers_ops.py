@@ -19,11 +19,18 @@ call of a `torch.compile`d graph, where Python around them runs only while traci
 
 Every op is declared `graph="safe"`: no host synchronisation, fixed shapes, allocations from
 torch's allocator (the graph's private pool during a capture).
+
+Each name here is the op's entry (`_library.define`'s `Dispatch`): an eager call on plain
+tensors (module parameters included) runs the implementation directly, as `ktile.ops` does,
+so neither this op nor the `ktile.ops` call inside it enters torch's dispatcher (~40 us of
+Python each on the H200's host); under `torch.compile`, fake tensors or a dispatch mode the
+call goes through `torch.ops.ktile_transformers.*`, which the graph keeps opaque.
 """
 from __future__ import annotations
 
 import torch
 
+from ..ops import _library as lib
 from . import _core
 
 ENGINE = "transformers"
@@ -50,49 +57,54 @@ def _ops():
 
 # ---- norms and the MLP ------------------------------------------------------------------------
 
-@torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     _enter("rms_norm")
     return _ops().rms_norm(x, weight, eps)
 
 
-@rms_norm.register_fake
-def _(x, weight, eps):
+def _rms_norm_fake(x, weight, eps):
     return torch.empty_like(x)
 
 
-@torch.library.custom_op(f"{NAMESPACE}::fused_add_rms_norm", mutates_args=())
-def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
-                       eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+rms_norm = lib.define(f"{NAMESPACE}::rms_norm", _rms_norm, _rms_norm_fake)
+
+
+def _fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                        eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     _enter("fused_add_rms_norm")
     return _ops().fused_add_rms_norm(x, residual, weight, eps)
 
 
-@fused_add_rms_norm.register_fake
-def _(x, residual, weight, eps):
+def _fused_add_rms_norm_fake(x, residual, weight, eps):
     return torch.empty_like(x), torch.empty_like(x)
 
 
-@torch.library.custom_op(f"{NAMESPACE}::silu_and_mul", mutates_args=())
-def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+fused_add_rms_norm = lib.define(f"{NAMESPACE}::fused_add_rms_norm", _fused_add_rms_norm,
+                                _fused_add_rms_norm_fake)
+
+
+def _silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     _enter("silu_and_mul")
     return _ops().silu_and_mul(x)
 
 
-@silu_and_mul.register_fake
-def _(x):
+def _silu_and_mul_fake(x):
     return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
 
 
-@torch.library.custom_op(f"{NAMESPACE}::linear", mutates_args=())
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+silu_and_mul = lib.define(f"{NAMESPACE}::silu_and_mul", _silu_and_mul, _silu_and_mul_fake)
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     _enter("linear")
     return _ops().linear(x, weight, bias)
 
 
-@linear.register_fake
-def _(x, weight, bias):
+def _linear_fake(x, weight, bias):
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+linear = lib.define(f"{NAMESPACE}::linear", _linear, _linear_fake)
 
 
 # ---- rotary embedding -------------------------------------------------------------------------
@@ -108,9 +120,8 @@ def _rope_table(cos: torch.Tensor, sin: torch.Tensor, batch: int):
     return table, positions
 
 
-@torch.library.custom_op(f"{NAMESPACE}::rope", mutates_args=())
-def rope(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
-         sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _rope(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
+          sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     _enter("rotary_embedding")
     b, hq, s, d = q.shape
     q_rows = q.new_empty((b, s, hq, d))
@@ -123,18 +134,19 @@ def rope(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
     return q_rows.transpose(1, 2), k_rows.transpose(1, 2)
 
 
-@rope.register_fake
-def _(q, k, cos, sin):
+def _rope_fake(q, k, cos, sin):
     b, hq, s, d = q.shape
     return (q.new_empty((b, s, hq, d)).transpose(1, 2),
             k.new_empty((b, s, k.shape[1], d)).transpose(1, 2))
 
 
+rope = lib.define(f"{NAMESPACE}::rope", _rope, _rope_fake)
+
+
 # ---- the StaticCache write --------------------------------------------------------------------
 
-@torch.library.custom_op(f"{NAMESPACE}::kv_write", mutates_args=("keys", "values"))
-def kv_write(keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor,
-             value_states: torch.Tensor, start: torch.Tensor) -> None:
+def _kv_write(keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor,
+              value_states: torch.Tensor, start: torch.Tensor) -> None:
     """keys[b, h, start + s] = key_states[b, h, s] (values likewise): the cache `[B, H, T, D]`
     viewed as B·H blocks of T rows of one head, so token (b, h, s) goes to slot
     (b·H + h)·T + start + s."""
@@ -148,16 +160,18 @@ def kv_write(keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor,
                           keys.view(b * h, t, 1, d), values.view(b * h, t, 1, d), slots)
 
 
-@kv_write.register_fake
-def _(keys, values, key_states, value_states, start):
+def _kv_write_fake(keys, values, key_states, value_states, start):
     return None
+
+
+kv_write = lib.define(f"{NAMESPACE}::kv_write", _kv_write, _kv_write_fake,
+                      mutates_args=("keys", "values"))
 
 
 # ---- attention ------------------------------------------------------------------------------
 
-@torch.library.custom_op(f"{NAMESPACE}::attention", mutates_args=())
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-              scale: float, is_causal: bool) -> torch.Tensor:
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+               scale: float, is_causal: bool) -> torch.Tensor:
     """ktile has no attention kernel yet: SDPA, grouped-query heads shared (enable_gqa) where
     there is no mask, repeated where there is one. Returns `[B, S, Hq, D]`, contiguous."""
     _enter("attention")
@@ -172,6 +186,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     return out.transpose(1, 2).contiguous()
 
 
-@attention.register_fake
-def _(q, k, v, mask, scale, is_causal):
+def _attention_fake(q, k, v, mask, scale, is_causal):
     return q.new_empty((q.shape[0], q.shape[2], q.shape[1], v.shape[-1]))
+
+
+attention = lib.define(f"{NAMESPACE}::attention", _attention, _attention_fake)

@@ -368,9 +368,10 @@ _TORCH = None              # the torch module, once an op has been called (impor
 
 
 def _torch():
-    global _TORCH
+    global _TORCH, _PARAMETER
     if _TORCH is None:
         import torch
+        _PARAMETER = torch.nn.Parameter
         _TORCH = torch
     return _TORCH
 
@@ -573,20 +574,29 @@ class Dispatch:
 
 
 def _plain_eager(args) -> bool:
-    """Real CPU or CUDA tensors (no subclass, no fake), no dispatch mode, not compiling."""
+    """Real CPU or CUDA tensors (no subclass, no fake), no dispatch mode, not compiling. A
+    module's `nn.Parameter` (a weight) counts as plain unless autograd would record the call
+    (grad enabled and the parameter requires it): the op has no autograd formula, and the
+    dispatcher's path is the one that says so at backward."""
     torch = _TORCH or _torch()
     if torch.compiler.is_compiling():
         return False
     tensor = torch.Tensor
     for a in args:
-        if isinstance(a, tensor) and (type(a) is not tensor
-                                      or a.device.type not in ("cpu", "cuda")):
+        if not isinstance(a, tensor):
+            continue
+        kind = type(a)
+        if kind is not tensor and (kind is not _PARAMETER
+                                   or a.requires_grad and torch.is_grad_enabled()):
+            return False
+        if a.device.type not in ("cpu", "cuda"):
             return False
     depth = _DISPATCH_DEPTH[0] if _DISPATCH_DEPTH else _dispatch_depth()
     return depth is None or depth() == 0
 
 
 _DISPATCH_DEPTH: list = []     # [torch._C._len_torch_dispatch_stack, or None], once looked up
+_PARAMETER = None              # torch.nn.Parameter, set with _TORCH
 
 
 def _dispatch_depth():
