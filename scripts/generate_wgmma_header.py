@@ -1,5 +1,5 @@
 """Writes ktile/include/ktile/nvidia/hopper/wgmma_instructions.hpp: one function per wgmma
-width N (16, 32, 64, 128, 256) and operand form issuing
+width N (16, 32, 64, 128, 192, 256) and operand form issuing
 `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}`: "rs" with A from registers and B
 from a shared-memory descriptor, "ss" with both from descriptors.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 HEADER = (Path(__file__).resolve().parents[1] / "ktile" / "include" / "ktile" / "nvidia" /
           "hopper" / "wgmma_instructions.hpp")
-WIDTHS = (256, 128, 64, 32, 16)   # widest first: mma_shared.hpp covers N greedily with these
+WIDTHS = (256, 192, 128, 64, 32, 16)   # widest first: mma_shared.hpp covers N greedily with these
 
 PROLOGUE = """\
 // ktile / NVIDIA Hopper: the wgmma instructions mma_shared.hpp issues, one per width N:

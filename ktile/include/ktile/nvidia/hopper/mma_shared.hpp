@@ -75,8 +75,10 @@ template <class D> __device__ __forceinline__ void bind_accumulator(D& d) {
       for (int p = 0; p < 4; ++p) asm volatile("" : "+f"(d.tiles[i][j][p].x), "+f"(d.tiles[i][j][p].y));
 }
 
-// The widest wgmma width (256, 128, 64, 32, 16) that fits in `left` columns.
-__host__ __device__ constexpr int wgmma_width(int left) { return left >= 256 ? 256 : left >= 128 ? 128 : left >= 64 ? 64 : left >= 32 ? 32 : 16; }
+// The widest wgmma width (256, 192, 128, 64, 32, 16) that fits in `left` columns.
+__host__ __device__ constexpr int wgmma_width(int left) {
+  return left >= 256 ? 256 : left >= 192 ? 192 : left >= 128 ? 128 : left >= 64 ? 64 : left >= 32 ? 32 : 16;
+}
 
 // Columns [n0, n0 + W) of accumulator row block m, through issue(regs): wgmma register 4j + e
 // is pair 2(j % 2) + e / 2 of subtile n0/16 + j/2 (its n8 half j % 2).
