@@ -4,15 +4,19 @@ b is the weight W [N, K]. Three warpgroups a block: warps 8..11 the producer (24
 issuing the TMA copies of A's BM×BK and W's BN×BK tiles into STAGES stages), warps 0..7 two
 consumer warpgroups (240 registers: 384 threads launch with 168 each, and 128 × 24 + 256 ×
 240 is that pool; the budgets pass estimates the consumers' peak at 178: the accumulator,
-the bias vector of the epilogue, addresses) each multiplying its 64 rows of the 128×256 block
-tile by W's tile from shared memory (`sa @ sb.T`: wgmma m64n256k16 by descriptor, 128 fp32
-accumulators a thread); the compiler derives the stages' full / empty mbarriers and their
-phases. One block a multiprocessor (the budgets pass accepts it for kernels with roles). The
-epilogue adds the bias in fp32 and rounds once (tiles.epilogue). On targets without warp
-specialisation (the interpreter traced for AMD, the AMD targets) the same program runs with
-every warp playing both roles in turn (it is routed on sm_90a only; on AMD a smaller tile,
-e.g. BN 128 / STAGES 3, fits the shared memory: the persistent variant runs so on gfx950 in
-tests/tier0/test_pipeline.py).
+the bias vector of the epilogue, addresses) each multiplying its 64 rows of the 128×BN block
+tile by W's tile from shared memory (`sa @ sb.T`: wgmma m64nBNk16 by descriptor, BN / 2 fp32
+accumulators a thread; no proxy fence, the stages being written by TMA alone); the compiler
+derives the stages' full / empty mbarriers and their phases. One block a multiprocessor (the
+budgets pass accepts it for kernels with roles). The grid is 1-D in grouped raster order
+(`grouped_tile`: GROUP_M row tiles of one column band, then the next band), so a wave of
+blocks shares W's and A's tiles in L2; GROUP_M 1 is the row-major order. Routes
+(config.NT_TILES): BN 256 / 4 stages for large M, 192 / 5 or 128 / 6 for M ≤ 1024 (more
+blocks on the SMs). The epilogue adds the bias in fp32 and rounds once (tiles.epilogue). On
+targets without warp specialisation (the interpreter traced for AMD, the AMD targets) the
+same program runs with every warp playing both roles in turn (it is routed on sm_90a only; on
+AMD a smaller tile, e.g. BN 128 / STAGES 3, fits the shared memory: it runs so on gfx950 in
+tests/tier0/test_matmul_ws.py, the persistent variant in tests/tier0/test_pipeline.py).
 
 `wgmma_ws_persistent_nt`: the same roles and tiles with a persistent grid: SMS blocks (one a
 multiprocessor), block b taking output tiles b, b + SMS, ... in grouped raster order (GROUP_M
