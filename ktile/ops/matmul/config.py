@@ -107,18 +107,22 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
 # 1-D grid in grouped raster order (GROUP_M row tiles of one column band before the next
 # band: a wave of 132 blocks covers about 8 x 16 tiles, so W's and A's tiles are read from
 # DRAM about once instead of once per 128-row band when W is over the L2: N 12288 / 24576
-# measured 0.64-0.88x cuBLAS in row-major order). M <= WS_SMALL_M: 128 x 128 tiles and 6
-# stages (32 KiB each), twice the blocks of 128 x 256 (M 512 x N 4096: 128 blocks on 132 SMs
-# instead of 64; never more waves than 256 columns take, at N 4096..24576); larger M 128 x 256
-# and 4 stages (5 do not fit). M 385..512 (4 row tiles) with N a multiple of 6144: 128 x 192
-# tiles and 5 stages (40 KiB each; one m64n192k16 a K slice), 4 x N / 192 = 128 tiles per
-# 6144 columns, whole waves of the H200's 132 SMs where 128 columns take 1.45 (M 512 x N 6144:
-# one wave of 1.5 128-column tiles' time against two; equal at N 12288 / 24576 by that count;
-# not yet timed). wgmma_nt (8 warps, 128 x 128, two blocks per SM) kept as the
-# pinned / tuned alternative; wgmma_ws_persistent_nt (one block a multiprocessor looping over
-# grouped output tiles, 128 x 128 tiles: at 256 columns its in-loop epilogue spilled; ptxas
-# injects one wgmma wait a step, C7517) and wgmma_sync_nt (the MMA waited for at once): never
-# chosen first, timed when pinned (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
+# measured 0.64-0.88x cuBLAS in row-major order). Tile widths by M and N:
+# - M > WS_SMALL_M: 128 x 256, 4 stages of 48 KiB (5 do not fit), the fewest shared reads
+#   per product;
+# - M 385..512 (4 row tiles) with N a multiple of 6144: 128 x 192, 5 stages of 40 KiB (one
+#   m64n192k16 a K slice): 4 x N / 192 = 128 tiles per 6144 columns, whole waves of the
+#   H200's 132 SMs where 128 columns take 1.45 (M 512 x N 6144: one wave of 1.5 128-column
+#   tiles' time against two; equal at N 12288 / 24576 by that count);
+# - other M <= WS_SMALL_M: 128 x 128, 6 stages of 32 KiB: twice the blocks of 128 x 256
+#   (M 512 x N 4096: 128 blocks on 132 SMs instead of 64) and never more waves x columns
+#   (2t tiles take ceil(2t / 132) <= 2 ceil(t / 132) waves).
+# Not yet timed as routed (docs/pipelines.md has the command). wgmma_nt (8 warps, 128 x 128,
+# two blocks per SM) kept as the pinned / tuned alternative; wgmma_ws_persistent_nt (one block
+# a multiprocessor looping over grouped output tiles, 128 x 128 tiles: at 256 columns its
+# in-loop epilogue spilled; ptxas injects one wgmma wait a step, C7517) and wgmma_sync_nt (the
+# MMA waited for at once): never chosen first, timed when pinned (benchmarks/matmul.py --route
+# wgmma_sync_nt) or by the tuner
 WS_SMALL_M = 1024
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
             Route("wgmma_ws_nt", {"BN": 192, "STAGES": 5, "GROUP_M": 8}, min_rows=385,
