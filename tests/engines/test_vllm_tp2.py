@@ -4,7 +4,7 @@ ktile.integrations.ab_vllm --tp 2 --modes eager --no-contract --json`. Each work
 plugin and routes its own shard (q/k/v and MLP widths halved); its counters come back through
 collective_rpc. vLLM's automatic thread binding wants one NUMA node per worker and this machine
 has one: the A/B sets VLLM_CPU_OMP_THREADS_BIND=nobind. Six process starts (two engines of
-three processes): about 3 minutes of CPU, 11 minutes of wall time on the 2-core machine loaded
+three processes): 130 s of wall time on the 2-core machine loaded 2-4 deep, 11 minutes loaded
 11-15 deep, so KTILE_ENGINE_TESTS=full runs it."""
 import json
 
