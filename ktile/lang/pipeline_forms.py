@@ -116,6 +116,10 @@ def _consume(pipe, consumer: roles.Role, carried: tuple) -> None:
         return outs
     final = control.for_range((0, pipe.steps), True, step, carried, names)
     pipe.call_finish(final)
+    if pipe.finisher is None and _registers(final):
+        # drain the last steps' MMAs: a consumer ending with wgmma groups in flight got
+        # ptxas's C7517 (a wgmma wait injected at every step: the persistent matmul)
+        wait_for(*_registers(final))
 
 
 # Step k's wgmma groups stay in flight past its release (KEEP = the groups it issued, so step

@@ -28,15 +28,19 @@ AMD_TARGETS = ("gfx1100", "gfx1201", "gfx942", "gfx950") \
     if config.OPS_FULL_BUILD.get() == "1" else ("gfx1100", "gfx950")
 
 
-WS_CONSTANTS = [r.constants for r in matmul_config.NT_TILES if r.kernel == "wgmma_ws_nt"]
+# every warp-specialised route: wgmma_ws_nt's, and the persistent kernel's (its consumers end
+# with no finish: the pipeline drains their last wgmma groups, else ptxas injected a wait a step)
+WS_ROUTES = [(r.kernel, r.constants) for r in matmul_config.NT_TILES
+             if r.kernel.startswith("wgmma_ws")]
 
 
-@pytest.fixture(scope="module", params=WS_CONSTANTS, ids=lambda c: f"BN{c['BN']}")
+@pytest.fixture(scope="module", params=WS_ROUTES, ids=lambda r: f"{r[0]}-BN{r[1]['BN']}")
 def ws_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
-    folder = tmp_path_factory.mktemp("wgmma_ws_nt")
-    kernel = tiles_ws.wgmma_ws_nt("bf16")
-    source = kernel.trace("sm_90a", **request.param).source()
+    kernel_name, constants = request.param
+    folder = tmp_path_factory.mktemp(kernel_name)
+    kernel = getattr(tiles_ws, kernel_name)("bf16")
+    source = kernel.trace("sm_90a", **constants).source()
     cu = folder / "k.cu"
     cu.write_text(source)
     # one nvcc run: the cubin with ptxas's report, its PTX kept beside it
@@ -47,7 +51,7 @@ def ws_build(tmp_path_factory, request):
     build = hopper.Build(result.returncode, log, hopper.parse_ptxas(log))
     ptx = next(folder.glob("*.ptx"), None)
     assert build.returncode == 0 and ptx is not None, log[-3000:]
-    return kernel.name, ptx.read_text(), build, request.param["BN"]
+    return kernel.name, ptx.read_text(), build, constants["BN"]
 
 
 def test_wgmma_ws_nt_builds_with_no_spill_and_no_serialized_wgmma(ws_build):
