@@ -22,8 +22,8 @@ torch's allocator (the graph's private pool during a capture).
 
 Each name here is the op's entry (`_library.define`'s `Dispatch`): an eager call on plain
 tensors (module parameters included) runs the implementation directly, as `ktile.ops` does,
-so neither this op nor the `ktile.ops` call inside it enters torch's dispatcher (~40 us of
-Python each on the H200's host); under `torch.compile`, fake tensors or a dispatch mode the
+so neither this op nor the `ktile.ops` call inside it enters torch's dispatcher (tens of
+microseconds of Python each: issue #15, docs/integrations.md); under `torch.compile`, fake tensors or a dispatch mode the
 call goes through `torch.ops.ktile_transformers.*`, which the graph keeps opaque.
 """
 from __future__ import annotations
