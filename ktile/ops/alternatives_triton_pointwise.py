@@ -91,7 +91,7 @@ def act_and_mul(act: str, x, out=None):
 
 
 @triton.jit
-def _dropout(x, out, n, p, seed, BLOCK: tl.constexpr):
+def _dropout(x, out, n, p, scale, seed, BLOCK: tl.constexpr):
     # one Philox call per four consecutive elements: group g's four words, in order, are the
     # draws of elements 4g .. 4g + 3. join adds a minor axis, so the nested join's [g, i, j]
     # is word 2j + i: joining (r0, r2) and (r1, r3) puts word k at 4g + k, row-major
@@ -102,15 +102,18 @@ def _dropout(x, out, n, p, seed, BLOCK: tl.constexpr):
     mask = offs < n
     xs = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
     keep = draws > p
-    tl.store(out + offs, tl.where(keep, xs / (1 - p), 0.0).to(out.dtype.element_ty), mask=mask)
+    tl.store(out + offs, tl.where(keep, xs * scale, 0.0).to(out.dtype.element_ty), mask=mask)
 
 
 def dropout(x, p: float, seed: int, out=None):
     """ktile's dropout exactly: element i is kept where word i % 4 of tl.rand4x(seed, i // 4)
-    > p (ktile/ops/rand/reference.py's rand4, bit-exact with tl.rand4x)."""
+    > p (ktile/ops/rand/reference.py's rand4, bit-exact with tl.rand4x), kept ones times the
+    float32 scale 1 / (1 - p) (ktile/ops/dropout/reference.py's `scale`, computed here)."""
+    from .dropout.reference import scale
     out = torch.empty_like(x) if out is None else out
     n = x.numel()
-    _dropout[(triton.cdiv(n, ELEMENT_BLOCK),)](x, out, n, p, seed, BLOCK=ELEMENT_BLOCK,
+    _dropout[(triton.cdiv(n, ELEMENT_BLOCK),)](x, out, n, p, float(scale(p)), seed,
+                                               BLOCK=ELEMENT_BLOCK,
                                                num_warps=8)
     return out
 

@@ -1,8 +1,10 @@
 """The dropout kernel, one per dtype: seeded low-memory dropout with a runtime seed and
 probability (a new seed or p is no new trace or build). Element (r, c) of x `[rows, cols]` draws
 `hk.rand4(seed, r · cols + c)`, its index in the flattened tensor (one Philox call per four
-consecutive elements); it is kept when the draw exceeds p and becomes x / (1 − p) (in float32,
-rounded once to the dtype), else 0.
+consecutive elements); it is kept when the draw exceeds p and becomes x · scale, scale = 1 / (1 − p)
+rounded to float32 once per lane (torch's CUDA dropout multiplies by its scale so; the product
+in float32, rounded once to the dtype), else 0. A float32 division per element (IEEE, its
+denormal check and slow-path call) was about a third of the kernel's SASS on sm_90a.
 
 Flat-layout tiles (docs/language.md), as the elementwise kernels: a block's WARPS warps take
 HELD adjacent 16 x COLS row tiles each of one column tile (block x: the row tiles, block y: the
@@ -63,9 +65,10 @@ def dropout(dtype: str):
         index_tile = flat(hk.i32, COLS)
         # each element's flat index: the tile's first element's, plus its place in the tile
         in_tile = hk.iota(index_tile, "row") * x.cols + hk.iota(index_tile, "col")
+        scale = 1.0 / (1.0 - p)          # one IEEE division; inf at p = 1, when none is kept
         for (r, c), xt in zip(at, xs):
             keep = hk.rand4(seed, in_tile + (r * ROW_TILE * x.cols + c * COLS)) > p
-            kept = xt.to(hk.fp32) / (1.0 - p)
+            kept = xt.to(hk.fp32) * scale
             out[hk.tile_coord(0, 0, r, c)] = hk.where(keep, kept, 0.0).to(dt)
     return dropout_seeded
 

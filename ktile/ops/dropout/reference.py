@@ -5,8 +5,9 @@
 is kept when `rand4(seed, i) > p` (ktile/ops/rand/reference.py: word i % 4 of the Philox call
 at counter i // 4, so one Philox call serves four consecutive elements, as torch's CUDA dropout
 uses all four words of each call; the words are not torch's, whose generator and offsets
-differ). Otherwise it is `dropout`
-below: same scaling, same strict test, same float32 arithmetic. The Triton alternative
+differ). A kept element becomes `x · scale`, scale = 1 / (1 − p) rounded to float32 (as torch's
+CUDA dropout multiplies by its scale): one float32 product per element, where `dropout` below
+divides. Otherwise it is `dropout`: the same strict test, the same float32 arithmetic. The Triton alternative
 (ktile/ops/alternatives_triton_pointwise.py) draws the same words with `tl.rand4x`.
 
 `dropout`:
@@ -50,9 +51,21 @@ def dropout(x, p, seed, offsets=None):
 
 
 def dropout4(x, p, seed):
-    """`ktile.ops.dropout(x, p, seed)`: as `dropout`, each element drawing `rand4(seed, its
-    flattened index)`. Returns (output, keep_mask)."""
-    return _dropout(x, p, seed, None, rand4)
+    """`ktile.ops.dropout(x, p, seed)`: each element drawing `rand4(seed, its flattened
+    index)`, a kept one times `scale(p)`. Returns (output, keep_mask)."""
+    x32 = np.asarray(x, dtype=np.float32)
+    p32 = _drop_probability(p)
+    keep = rand4(seed, _element_offsets(x32, None)) > p32
+    output = np.zeros_like(x32)
+    output[keep] = x32[keep] * scale(p32)
+    return output, keep
+
+
+def scale(p):
+    """1 / (1 - p) in float32, each step rounded once (inf at p = 1, when nothing is kept)."""
+    one, p32 = np.float32(1), np.float32(p)
+    with np.errstate(divide="ignore"):
+        return one / (one - p32)
 
 
 def _dropout(x, p, seed, offsets, draw):
