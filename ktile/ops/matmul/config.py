@@ -120,7 +120,7 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
 # Not yet timed as routed (docs/pipelines.md has the command). wgmma_nt (8 warps, 128 x 128,
 # two blocks per SM) kept as the pinned / tuned alternative; wgmma_ws_persistent_nt (one block
 # a multiprocessor looping over grouped output tiles, 128 x 128 tiles: at 256 columns its
-# in-loop epilogue spilled; ptxas injects one wgmma wait a step, C7517) and wgmma_sync_nt (the
+# in-loop epilogue spills; its MMAs stay in flight, no C7517, untimed) and wgmma_sync_nt (the
 # MMA waited for at once): never chosen first, timed when pinned (benchmarks/matmul.py --route
 # wgmma_sync_nt) or by the tuner
 WS_SMALL_M = 1024

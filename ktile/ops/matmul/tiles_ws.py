@@ -23,9 +23,10 @@ multiprocessor), block b taking output tiles b, b + SMS, ... in grouped raster o
 row tiles of one column band before the next band, so a band of W stays in L2 while those
 rows pass); one pipeline runs over all of a block's tiles × K steps, so the producer loads the
 next tile's first stages while the consumers store the last one's. Its route takes BN 128
-(at 256 the epilogue inside the loop spilled at the consumers' 240 registers) and 5 stages;
-ptxas injects a wgmma wait a step there (C7517: the accumulator merged after the tile's
-`if`), so its MMAs do not stay in flight. Pinned or tuned only until the H200 has timed it.
+(at 256 the epilogue inside the loop spills at the consumers' 240 registers: the store's
+three column paths together; BN 192 builds clean too) and 5 stages. Its MMAs stay in flight
+(no C7517 since the pipeline drains a consumer that has no `finish`: docs/pipelines.md).
+Pinned or tuned only until the H200 has timed it.
 
 Ragged edges: the TMA zero-fills loads past M, N or K (a zero K tail adds nothing), stores
 past M or N write nothing.
