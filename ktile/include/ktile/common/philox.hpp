@@ -79,14 +79,47 @@ __host__ __device__ __forceinline__ float rand4_at(uint32_t k0, uint32_t k1, int
   return uniform_float(k == 0 ? w[0] : k == 1 ? w[1] : k == 2 ? w[2] : w[3]);
 }
 
+// The round keys of a key (k0, k1), computed once for many calls: the rounds then take them
+// from registers (uniform ones where the seed is), not adding the Weyl increments per call.
+struct philox_keys {
+  uint32_t k0[philox_rounds], k1[philox_rounds];
+};
+
+__host__ __device__ __forceinline__ philox_keys philox_schedule(uint32_t k0, uint32_t k1) {
+  philox_keys ks;
+#pragma unroll
+  for (int round = 0; round < philox_rounds; ++round) {
+    ks.k0[round] = k0 + static_cast<uint32_t>(round) * philox_key_a;
+    ks.k1[round] = k1 + static_cast<uint32_t>(round) * philox_key_b;
+  }
+  return ks;
+}
+
+__host__ __device__ __forceinline__ void philox_words(uint32_t (&w)[4], uint32_t c0, uint32_t c1, const philox_keys& ks) {
+  uint32_t c2 = 0, c3 = 0;
+#pragma unroll
+  for (int round = 0; round < philox_rounds; ++round) {
+    const uint32_t hi_b = mul_hi(philox_round_b, c2), lo_b = philox_round_b * c2;
+    const uint32_t hi_a = mul_hi(philox_round_a, c0), lo_a = philox_round_a * c0;
+    c0 = hi_b ^ c1 ^ ks.k0[round];
+    c1 = lo_b;
+    c2 = hi_a ^ c3 ^ ks.k1[round];
+    c3 = lo_a;
+  }
+  w[0] = c0;
+  w[1] = c1;
+  w[2] = c2;
+  w[3] = c3;
+}
+
 // hk.rand4's draws at four offsets, r[k] at o[k]: one Philox call when they are a run
 // 4g, 4g + 1, 4g + 2, 4g + 3 (what a lane's four adjacent elements of a row hold in a kernel
 // that draws at each element's flat index), else one call per offset in a rolled loop (any
 // offsets stay right; the loop keeps one copy of the rounds in the code).
-__host__ __device__ __forceinline__ void rand4_quad(float (&r)[4], uint32_t k0, uint32_t k1, const int32_t (&o)[4]) {
+__host__ __device__ __forceinline__ void rand4_quad(float (&r)[4], uint32_t k0, uint32_t k1, const philox_keys& ks, const int32_t (&o)[4]) {
   if ((o[0] & 3) == 0 && o[1] == o[0] + 1 && o[2] == o[0] + 2 && o[3] == o[0] + 3) {
     uint32_t w[4];
-    philox_words(w, static_cast<uint32_t>(o[0] >> 2), 0u, k0, k1);
+    philox_words(w, static_cast<uint32_t>(o[0] >> 2), 0u, ks);
 #pragma unroll
     for (int k = 0; k < 4; ++k) r[k] = uniform_float(w[k]);
     return;
@@ -101,6 +134,10 @@ __host__ __device__ __forceinline__ void rand4_quad(float (&r)[4], uint32_t k0, 
     r[2] = k == 2 ? f : r[2];
     r[3] = k == 3 ? f : r[3];
   }
+}
+
+__host__ __device__ __forceinline__ void rand4_quad(float (&r)[4], uint32_t k0, uint32_t k1, const int32_t (&o)[4]) {
+  rand4_quad(r, k0, k1, philox_schedule(k0, k1), o);
 }
 
 }  // namespace detail

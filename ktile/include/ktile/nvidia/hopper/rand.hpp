@@ -38,6 +38,7 @@ __device__ __forceinline__ void rand4(D& dst, S seed, const X& offsets) {
   const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
   if constexpr (detail::is_rt<D>::value && std::is_same<typename D::layout, flat>::value) {
     auto ro = detail::operand<D>(offsets);
+    const detail::philox_keys ks = detail::philox_schedule(k0, k1);   // once for the tile's calls
 #pragma unroll
     for (int i = 0; i < D::height; ++i)
 #pragma unroll
@@ -47,7 +48,7 @@ __device__ __forceinline__ void rand4(D& dst, S seed, const X& offsets) {
           const detail::tile_pos q[4] = {{i, j, p, 0}, {i, j, p, 1}, {i, j, p + 1, 0}, {i, j, p + 1, 1}};
           const int32_t o[4] = {ro.get(q[0]), ro.get(q[1]), ro.get(q[2]), ro.get(q[3])};
           float r[4];
-          detail::rand4_quad(r, k0, k1, o);
+          detail::rand4_quad(r, k0, k1, ks, o);
 #pragma unroll
           for (int k = 0; k < 4; ++k) detail::at(dst, q[k]) = cast_to<T>(r[k]);
         }
