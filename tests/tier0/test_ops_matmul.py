@@ -64,15 +64,16 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
                                    (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
 def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
-    """sm_90a's routes for b = W.t() and K a multiple of 16: the streaming GEMV for M ≤ 8, the
-    skinny kernels above, at ragged N and K (K/16 rows of 16 not a multiple of the 16-row
+    """sm_90a's routes for b = W.t() and K a multiple of 16: gemv_nt for M ≤ 2, the split-K
+    skinny_nt for M 3..8 (faster than the streaming GEMV on the H200: config.py), the wgmma
+    skinny kernel above, at ragged N and K (K/16 rows of 16 not a multiple of the 16-row
     tile), with and without a bias; gemv_nt's blocks of 2 rows of a also at M 3..8 (pinned:
     ⌈M / 2⌉ blocks per band of W)."""
     from ktile.ops import _library as lib
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_stream_nt" if m <= 8 else "skinny_wgmma_nt"
+    want = "gemv_nt" if m <= 2 else "skinny_nt" if m <= 8 else "skinny_wgmma_nt"
     assert config.choose("nt", m, n, None, k).kernel == want
     if 2 < m <= 8:
         with lib.pinned(OP.table, config.gemv(2, 2, 8)):
@@ -111,7 +112,7 @@ def test_decode_gemv_output_dtypes_and_refusal(monkeypatch):
     check(2, 40, 256, dtype="fp16", out_dtype="fp32")
     check(1, 40, 256, dtype="bf16", out_dtype="fp16", bias=False)
     a, w = rand((1, 200), 1), rand((40, 200), 2)
-    for route in (config.GEMV_ROUTES[0], config.gemv(1, 4, 1)):
+    for route in (config.STREAM_ROUTES[0], config.gemv(1, 4, 1)):
         with lib.pinned(OP.table, route):
             refused(lambda: ops.matmul(a, w.t()), route.kernel, "K", "multiple of 16",
                     kind=InputError)

@@ -11,7 +11,7 @@ from toolchain_checks import has_nvcc
 
 pytestmark = [pytest.mark.tier1, pytest.mark.skipif(not has_nvcc(), reason="needs nvcc")]
 
-ROUTES = [r for r in config.GEMV_ROUTES if r.kernel == "gemv_stream_nt"]
+ROUTES = config.STREAM_ROUTES
 
 
 def key(route) -> tuple:

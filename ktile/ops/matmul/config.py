@@ -73,8 +73,15 @@ STREAM_BLOCKS_PER_SM = {(1, 2, 1, 2): 7, (2, 2, 1, 2): 5, (4, 1, 1, 3): 5,
 STREAM_BLOCKS_PER_SM_OTHER = 3   # other constants where no build says (the interpreter)
 GEMV_K_MULTIPLE = 16
 GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 warps
-GEMV_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
-               gemv_stream(8, 1, 1, 2), gemv(1, 4, 1), gemv(2, 2, 2)]
+# Measured on the H200 (2026-12-02 07:50 UTC, benchmarks/matmul.py --quick --decode-only with
+# --route): gemv_nt MB 1 18.5 / 39.4 us at 1 x 4096 / 12288 x 4096 against gemv_stream_nt's
+# 23.9 / 46.0 (DEPTH 1: 23.7 / 45.1; DEPTH 3: 23.9 / 54.2); at M 8 the split-K skinny_nt
+# 43.9 / 84.6 against gemv_stream_nt MB 8's 67.5 / 159.4; at 4 x 24576 x 4096 148.9 against
+# 177.7. So gemv_nt serves M <= 2, skinny_nt M 3..8 (its routes below), and the streaming
+# routes are listed after them: pinnable and tunable, never chosen first.
+GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 2)]
+STREAM_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
+                 gemv_stream(8, 1, 1, 2)]
 
 
 def stream_blocks_per_sm(route: Route) -> int | None:
@@ -119,10 +126,10 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
 #   (2t tiles take ceil(2t / 132) <= 2 ceil(t / 132) waves).
 # Not yet timed as routed (docs/pipelines.md has the command). wgmma_nt (8 warps, 128 x 128,
 # two blocks per SM) kept as the pinned / tuned alternative; wgmma_ws_persistent_nt (one block
-# a multiprocessor looping over grouped output tiles, 128 x 128 tiles: at 256 columns its
-# in-loop epilogue spills; its MMAs stay in flight, no C7517, untimed) and wgmma_sync_nt (the
-# MMA waited for at once): never chosen first, timed when pinned (benchmarks/matmul.py --route
-# wgmma_sync_nt) or by the tuner
+# a multiprocessor looping over grouped output tiles, 128 x 256 / 4 stages, as cuBLAS's
+# cooperative persistent kernels, or 128 x 128 / 5; MMAs in flight, 0 spills; untimed) and
+# wgmma_sync_nt (the MMA waited for at once): never chosen first, timed when pinned
+# (benchmarks/matmul.py --route wgmma_sync_nt) or by the tuner
 WS_SMALL_M = 1024
 NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
             Route("wgmma_ws_nt", {"BN": 192, "STAGES": 5, "GROUP_M": 8}, min_rows=385,
@@ -131,6 +138,8 @@ NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
                   targets=SM90, sample=(300, 300)),
             Route("wgmma_ws_nt", {"BN": 256, "STAGES": 4, "GROUP_M": 8}, targets=SM90,
                   sample=(70, 300)),
+            Route("wgmma_ws_persistent_nt", {"BN": 256, "STAGES": 4, "SMS": 132},
+                  targets=SM90, sample=(300, 300)),
             Route("wgmma_ws_persistent_nt", {"BN": 128, "STAGES": 5, "SMS": 132},
                   targets=SM90, sample=(300, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
@@ -142,7 +151,7 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
 TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + skinny_routes("skinny_nt")
-                     + skinny_routes("skinny_nn") + NN_TILES + NT_TILES)
+                     + STREAM_ROUTES + skinny_routes("skinny_nn") + NN_TILES + NT_TILES)
 
 
 def choose(layout: str, rows: int, cols: int, target: str | None,
