@@ -20,7 +20,7 @@
 namespace kt {
 namespace detail {
 
-enum class col_path { wide, pairs, elements };
+enum class col_path { wide, pairs, elements, none };   // none: no such plane (stores)
 
 template <class T>
 __device__ __forceinline__ col_path choose_col_path(const gl<T>& g, const T* base, index_t c0, int cols) {
@@ -192,11 +192,15 @@ __device__ __forceinline__ void write_rows(const gl<T>& g, const Tile& src, inde
                                            RowAt&& row_at) {
   static_assert(std::is_same<typename Tile::layout, row>::value, "kt: write_rows stores a row-layout tile");
   static_assert(std::is_same<typename Tile::elem_type, T>::value, "kt: a tile stores into a global of its own element type");
-  if (!g.has_plane(b, d)) return;
-  switch (choose_col_path(g, g.at(b, d, 0, c0), c0, Tile::cols)) {
+  // the plane's check is a fourth path, not an early return: with the return ptxas spilled a
+  // 16 x 256 tile's store inside a loop (matmul's wgmma_ws_persistent_nt at 256 columns)
+  const col_path path = g.has_plane(b, d) ? choose_col_path(g, g.at(b, d, 0, c0), c0, Tile::cols)
+                                          : col_path::none;
+  switch (path) {
     case col_path::wide: write_rows_by<col_path::wide>(g, src, b, d, c0, row_at); break;
     case col_path::pairs: write_rows_by<col_path::pairs>(g, src, b, d, c0, row_at); break;
-    default: write_rows_by<col_path::elements>(g, src, b, d, c0, row_at); break;
+    case col_path::elements: write_rows_by<col_path::elements>(g, src, b, d, c0, row_at); break;
+    case col_path::none: break;
   }
 }
 
