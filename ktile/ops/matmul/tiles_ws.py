@@ -22,11 +22,10 @@ tests/tier0/test_matmul_ws.py, the persistent variant in tests/tier0/test_pipeli
 multiprocessor), block b taking output tiles b, b + SMS, ... in grouped raster order (GROUP_M
 row tiles of one column band before the next band, so a band of W stays in L2 while those
 rows pass); one pipeline runs over all of a block's tiles × K steps, so the producer loads the
-next tile's first stages while the consumers store the last one's. Its route takes BN 128
-(at 256 the epilogue inside the loop spills at the consumers' 240 registers: the store's
-three column paths together; BN 192 builds clean too) and 5 stages. Its MMAs stay in flight
-(no C7517 since the pipeline drains a consumer that has no `finish`: docs/pipelines.md).
-Pinned or tuned only until the H200 has timed it.
+next tile's first stages while the consumers store the last one's. Routes: BN 256 / 4
+stages (cuBLAS's cooperative persistent shape), BN 128 / 5; both build with 0 spills and
+their MMAs in flight (docs/pipelines.md: the drain after a consumer with no `finish`, the
+store's plane check). Pinned or tuned only until the H200 has timed it.
 
 Ragged edges: the TMA zero-fills loads past M, N or K (a zero K tail adds nothing), stores
 past M or N write nothing.
