@@ -2,7 +2,8 @@
 `wgmma_ws_nt` (the warp-specialised kernel: a producer warpgroup, two consumer warpgroups,
 mbarrier stages, a grouped raster grid; 128 x 128 and 128 x 256 tiles)
 against an fp32 product at ragged and model shapes, every output dtype, with and without a
-bias, the same bits run to run; the persistent variant at ragged and model shapes; the small pipelined GEMM of tests/pipeline_kernels.py
+bias, the same bits run to run; the persistent variant's routes (128 x 256 and 128 x 128)
+at ragged and model shapes; the small pipelined GEMM of tests/pipeline_kernels.py
 against the interpreter at ragged shapes and stage counts (the mbarrier phases over several
 rounds)."""
 import sys
@@ -61,12 +62,16 @@ def test_wgmma_ws_nt_matches_fp32(m, n, k, out, route):
     assert_close(got, a, w.t(), bias if with_bias else None, out)
 
 
+PERSISTENT_ROUTES = [r for r in config.TABLE.routes if r.kernel == "wgmma_ws_persistent_nt"]
+
+
+@pytest.mark.parametrize("route", PERSISTENT_ROUTES, ids=lambda r: f"BN{r.constants['BN']}")
 @pytest.mark.parametrize("m,n,k", [(130, 270, 200), (4096, 4096, 4096), (1000, 6144, 4096)],
                          ids=str)
-def test_wgmma_ws_persistent_nt_matches_fp32(m, n, k):
+def test_wgmma_ws_persistent_nt_matches_fp32(m, n, k, route):
     import ktile.ops as ops
     a, w, bias = rand(m, k, seed=6), rand(n, k, seed=7), rand(n, seed=8)
-    with lib.pinned(OP.table, ws_route("wgmma_ws_persistent_nt")):
+    with lib.pinned(OP.table, route):
         got = ops.matmul(a, w.t(), bias)
     assert_close(got, a, w.t(), bias, "bf16")
 
