@@ -92,10 +92,11 @@ def test_parts_cover_the_rows_and_stay_bounded():
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])
 def test_sm90a_many_row_route_at_8192(dtype):
-    """sm_90a's route for many rows of 8192 (4 warps of two 16 x 64 shares, the weight and
-    bias loaded with x), pinned and run on the interpreter at 3 rows with a mean far from 0."""
+    """sm_90a's route for many rows of 8192 (two shares per warp, the weight and bias loaded
+    with x in 16-bit dtypes), which the interpreter does not take by itself, pinned and run at
+    3 rows with a mean far from 0."""
     route = config.forward_route(4096, 8192, "sm_90a")
-    assert (route.constants["C"], route.constants["WARPS"], route.constants["HELD"]) == (64, 4, 2)
+    assert route.constants["HELD"] == 2 and route in config.FORWARD.routes
     t = getattr(torch, getattr(hk, dtype).torch_name)
     x, w, b = rand((3, 8192), 7, t) * 3 + 40, rand((8192,), 8, t), rand((8192,), 9, t)
     with lib.pinned(config.FORWARD, route):

@@ -17,9 +17,8 @@ tuner's candidates (`ktile tune`: WARPS and C halved and doubled, HELD to cover)
 warps of two 16 × 32 tiles at 8192; the former 8 warps × one 16 × 64 tile is in the sweep's
 EXPLORE (ktile/ops/rmsnorm/sweep.py). fp32 holds each 16 × C share as two 16 × C/2 tiles
 (C ≥ 32) and loads its weight and bias after the statistics (row_tiles.py). On sm_90a the
-latency routes (LATENCY_WIDTHS, up to FEW_ROWS rows) and, from 8192 at more rows, two shares
-per warp with the weight and bias loaded with x (MANY_ROW_WIDTHS: 4 warps of 16 × 64 at 8192,
-16 × 32 above) come first.
+latency routes (LATENCY_WIDTHS, up to FEW_ROWS rows) and, from 8192 at more rows, two 16 × 32
+shares per warp with the weight and bias loaded with x (MANY_ROW_WIDTHS) come first.
 
 The backward holds one flat 16 × 32 tile per warp of x, dy and the weight, and two fp32
 accumulators across its rows: 118-128 registers on sm_90a at 16 warps (nvcc 12, no spill), so
@@ -55,18 +54,19 @@ FEW_ROWS = 256
 FEW_ROW_WIDTHS = {8192: (32, 16, 1), 16384: (64, 16, 1)}
 # On sm_90a: up to FEW_ROWS rows, one short tile per warp and more warps (as rms_norm's
 # LATENCY_WARPS, ktile/ops/rmsnorm/config.py, which says why): 16 x 16 up to 4096, 16 x 32 to
-# 8192, 16 x 64 above. More rows at 8192: rms_norm's fastest route, 4 warps of two 16 x 64
-# shares, the weight and bias loaded with x (bf16 / fp16 168 registers, 3 blocks resident: 3
-# rows, 48 KiB of x in flight per multiprocessor; fp32 124, 4 blocks; nvcc 13, no spill). The
-# former 8 warps of two 16 x 32 shares (94 registers at 256 lanes: 2 blocks, 32 KiB in flight)
-# measured 58.8 us at 4096 x 8192 against Triton's 40.8 on the H200 (2026-12-02, 0.69x), the 4
-# x 4 route (weights per tile after the statistics, four trips) 0.68x: a row-per-block kernel
-# at this width is bound by the bytes its resident blocks have in flight (rms_norm's route, 4
-# rows resident, 40.5 us). 14336 and 16384: two 16 x 32 shares per warp, 14336 exactly (7 of
-# 16384's 8 warps read nothing there).
+# 8192, 16 x 64 above; more rows from 8192, two 16 x 32 shares per warp with the weight and
+# bias loaded with x (94 registers in bf16, 2 blocks of 8 warps resident: 2 rows, 32 KiB of x
+# in flight per multiprocessor; 0.69x of Triton at 4096 x 8192 on the H200, 2026-12-02; the 4 x
+# 4 route loads them per tile after the statistics, four trips: 0.68x), 14336 exactly (7 of
+# 16384's 8 warps read nothing there). rms_norm's fastest route, 4 warps of two 16 x 64 with the
+# weight and bias loaded with x (ptxas 168 registers, 3 rows in flight), is the sweep's
+# candidate (ktile/ops/rmsnorm/sweep.py EXPLORE_WEIGHTS): the budgets pass estimates 168
+# registers, 12 resident warps, under the occupancy floor every shipped route keeps
+# (tests/tier0/test_ops_routes.py), and no early-weights route of 2048 values a warp estimates
+# 128 or fewer (x, weight and bias 96, an fp32 16 x 64 deviation and its square 64).
 LATENCY_WIDTHS = {1024: (16, 4, 1), 2048: (16, 8, 1), 3584: (16, 14, 1), 4096: (16, 16, 1),
                   5120: (32, 10, 1), 8192: (32, 16, 1), 14336: (64, 14, 1), 16384: (64, 16, 1)}
-MANY_ROW_WIDTHS = {8192: (64, 4, 2), 14336: (32, 14, 2), 16384: (32, 16, 2)}
+MANY_ROW_WIDTHS = {8192: (32, 8, 2), 14336: (32, 14, 2), 16384: (32, 16, 2)}
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
 BACKWARD_DIRECT_ROWS = 4         # up to this many rows the backward is one launch (sm_90a)
