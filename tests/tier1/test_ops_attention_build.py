@@ -1,0 +1,52 @@
+"""Tier 1 builds of attention prefill on sm_90a (issue #12): `attention_ws` (the
+warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at D 64 and 128, causal and
+not, compiles with no spill and no wgmma serialized by ptxas (C7514 / C7517) at the 384-thread
+block's launch registers, each role with its register limit, K and Vᵀ tiles copied by TMA into
+the stages, S = Q·Kᵀ and O += P·V as wgmma with A from registers."""
+import re
+import subprocess
+
+import pytest
+
+import build_gates
+from ktile.ops.attention import prefill_ws
+
+pytestmark = pytest.mark.tier1
+
+CASES = [(64, False), (128, False), (128, True)]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}")
+def attention_build(tmp_path_factory, request):
+    hopper = build_gates.hopper()
+    d, causal = request.param
+    folder = tmp_path_factory.mktemp(f"attention_d{d}")
+    kernel = prefill_ws.attention_ws("bf16")
+    cu = folder / "k.cu"
+    cu.write_text(kernel.trace("sm_90a", D=d, CAUSAL=causal).source())
+    result = subprocess.run([hopper.NVCC, *hopper.FLAGS, "-keep", "-keep-dir", str(folder),
+                             str(cu), "-o", str(folder / "k.cubin")],
+                            capture_output=True, text=True, timeout=300, cwd=folder)
+    log = result.stdout + result.stderr
+    build = hopper.Build(result.returncode, log, hopper.parse_ptxas(log))
+    ptx = next(folder.glob("*.ptx"), None)
+    assert build.returncode == 0 and ptx is not None, log[-3000:]
+    return kernel.name, ptx.read_text(), build, d
+
+
+def test_attention_ws_builds_with_no_spill_and_no_serialized_wgmma(attention_build):
+    name, _, build, _ = attention_build
+    build_gates.assert_sm90a_clean(build, name)
+    assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
+    assert build.functions[name].registers == 168       # 65536 / 384, the roles' pool
+
+
+def test_attention_ws_stages_and_wgmmas(attention_build):
+    _, ptx, _, d = attention_build
+    assert re.findall(r"setmaxnreg\.(dec|inc)\.sync\.aligned\.u32 (\d+);", ptx) == \
+        [("dec", "24"), ("inc", "240")]
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
+    assert "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
+    # S = Q·Kᵀ: m64 n64 (BK keys); O += P·V: m64 nD; both with A from registers ({...} operand)
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s*\{[^}]*\},\s*\{", ptx)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.bf16\.bf16", ptx)
