@@ -116,8 +116,13 @@ __host__ __device__ __forceinline__ void philox_words(uint32_t (&w)[4], uint32_t
 // 4g, 4g + 1, 4g + 2, 4g + 3 (what a lane's four adjacent elements of a row hold in a kernel
 // that draws at each element's flat index), else one call per offset in a rolled loop (any
 // offsets stay right; the loop keeps one copy of the rounds in the code).
+// Four offsets that one call serves: a run 4g, 4g + 1, 4g + 2, 4g + 3.
+__host__ __device__ __forceinline__ bool rand4_run(const int32_t (&o)[4]) {
+  return (o[0] & 3) == 0 && o[1] == o[0] + 1 && o[2] == o[0] + 2 && o[3] == o[0] + 3;
+}
+
 __host__ __device__ __forceinline__ void rand4_quad(float (&r)[4], uint32_t k0, uint32_t k1, const philox_keys& ks, const int32_t (&o)[4]) {
-  if ((o[0] & 3) == 0 && o[1] == o[0] + 1 && o[2] == o[0] + 2 && o[3] == o[0] + 3) {
+  if (rand4_run(o)) {
     uint32_t w[4];
     philox_words(w, static_cast<uint32_t>(o[0] >> 2), 0u, ks);
 #pragma unroll
