@@ -18,8 +18,9 @@ from . import kernels
 NAME = "dropout"
 DTYPES = ("bf16", "fp16", "fp32")
 # The default first: 16 elements a lane of a 16-bit type (Triton's dropout kernel's share per
-# thread; 66 registers on sm_90a with rand4, 16 x 16 tiles 52 and 16 x 64 94; with one Philox
-# call per element they were 48 / - / 87), then narrower and wider tiles for the tuner to time.
+# thread; 55 registers on sm_90a with rand4, 16 x 16 tiles 42 and 16 x 64 72, nvcc 13; with one
+# Philox call per element they were 48 / - / 87), then narrower and wider tiles for the tuner
+# to time (benchmarks/act_variants.py --ops dropout times each).
 TABLE = RoutingTable([Route("dropout_seeded", {"COLS": cols, "WARPS": 4, "HELD": 1})
                       for cols in (32, 16, 64)])
 
