@@ -7,7 +7,8 @@ torch = pytest.importorskip("torch")
 
 from ktile.bench import cases, runner  # noqa: E402
 
-COMPUTE_BOUND = {"matmul", "linear"}     # timed by benchmarks/wgmma_gemm.py, not here
+COMPUTE_BOUND = {"matmul", "linear",       # timed by benchmarks/wgmma_gemm.py, not here
+                 "scaled_dot_product_attention"}   # benchmarks/attention.py
 
 
 @pytest.fixture(autouse=True)

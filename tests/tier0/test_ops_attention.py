@@ -1,0 +1,82 @@
+"""`ktile.ops.scaled_dot_product_attention` on the CPU interpreter traced for sm_90a (issue
+#12): the warp-specialised prefill kernel (producer warpgroup, two consumer warpgroups, K and
+Vᵀ stages) against the float64 reference at ragged lengths (not multiples of the 128-row
+block or the 64-key tile), causal and not, GQA, D 64 and 128, bf16 and fp16, L != S and a
+given scale; bad inputs refused before anything runs."""
+import numpy as np
+import pytest
+import torch
+
+import ktile.ops
+from ktile.errors import InputError
+from ktile.ops.attention.reference import attention as reference, tolerance
+
+sdpa = ktile.ops.scaled_dot_product_attention
+
+
+@pytest.fixture
+def hopper(monkeypatch):
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+
+
+def inputs(b, h, h_kv, n_q, n_k, d, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(shape, generator=g).to(dtype)
+                 for shape in ((b, h, n_q, d), (b, h_kv, n_k, d), (b, h_kv, n_k, d)))
+
+
+# (batch, heads, kv heads, L, S, D, dtype, causal, scale)
+CASES = [(1, 4, 2, 70, 70, 64, torch.bfloat16, True, None),
+         (1, 2, 1, 150, 150, 128, torch.float16, False, None),
+         (2, 2, 2, 45, 45, 64, torch.bfloat16, False, 0.3),
+         (1, 2, 1, 40, 100, 128, torch.bfloat16, True, None)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"L{c[3]}-S{c[4]}-D{c[5]}-{c[7]}")
+def test_matches_the_reference_at_ragged_lengths(hopper, case):
+    b, h, h_kv, n_q, n_k, d, dtype, causal, scale = case
+    q, k, v = inputs(b, h, h_kv, n_q, n_k, d, dtype)
+    o = sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=h != h_kv)
+    assert o.shape == q.shape and o.dtype == dtype
+    want = reference(*(t.float().numpy() for t in (q, k, v)), causal, scale)
+    err = np.abs(o.float().numpy() - want).max()
+    assert err <= tolerance(v.float().numpy()), err
+
+
+def test_agrees_with_torch_sdpa(hopper):
+    q, k, v = inputs(1, 2, 1, 33, 33, 64, torch.bfloat16, seed=3)
+    o = sdpa(q, k, v, is_causal=True, enable_gqa=True)
+    kv = [t.float().repeat_interleave(2, dim=1) for t in (k, v)]
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), *kv, is_causal=True)
+    assert (o.float() - want).abs().max() <= tolerance(v.float().numpy())
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda q, k, v: (q[..., :32].contiguous(), k[..., :32].contiguous(),
+                      v[..., :32].contiguous()), "head dim 32"),
+    (lambda q, k, v: (q.transpose(1, 2), k, v), "not contiguous"),
+    (lambda q, k, v: (q, k.float(), v.float()), "holds float32"),
+    (lambda q, k, v: (q, k, v[:, :, :5].contiguous()), "'v' has shape"),
+])
+def test_bad_inputs_are_refused(hopper, change, message):
+    q, k, v = change(*inputs(1, 4, 2, 16, 16, 64, torch.bfloat16))
+    with pytest.raises(InputError, match=message):
+        sdpa(q, k, v, enable_gqa=True)
+
+
+def test_gqa_needs_enable_gqa_and_a_multiple(hopper):
+    q, k, v = inputs(1, 4, 2, 16, 16, 64, torch.bfloat16)
+    with pytest.raises(InputError, match="enable_gqa=True"):
+        sdpa(q, k, v)
+    q3 = torch.zeros(1, 3, 16, 64, dtype=torch.bfloat16)
+    with pytest.raises(InputError, match="not a multiple"):
+        sdpa(q3, k, v, enable_gqa=True)
+    with pytest.raises(InputError, match="'scale'"):
+        sdpa(q, k, v, enable_gqa=True, scale=float("nan"))
+
+
+def test_other_targets_are_refused_naming_the_kernels_target(monkeypatch):
+    monkeypatch.setenv("KTILE_TARGET", "gfx950")
+    q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
+    with pytest.raises(InputError, match="sm_90a"):
+        sdpa(q, k, v)
