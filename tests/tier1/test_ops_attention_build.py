@@ -16,7 +16,8 @@ pytestmark = pytest.mark.tier1
 CASES = [(64, False), (128, False), (128, True)]
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}")
+@pytest.fixture(scope="module", params=CASES,
+                ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}")
 def attention_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
     d, causal = request.param
@@ -47,6 +48,10 @@ def test_attention_ws_stages_and_wgmmas(attention_build):
         [("dec", "24"), ("inc", "240")]
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
-    # S = Q·Kᵀ: m64 n64 (BK keys); O += P·V: m64 nD; both with A from registers ({...} operand)
-    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s*\{[^}]*\},\s*\{", ptx)
-    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.bf16\.bf16", ptx)
+    # S = Q·Kᵀ: D / 16 wgmma m64n64k16 (BK = 64 keys); O += P·V: BK / 16 wgmma m64nDk16; both
+    # with A from registers (a {...} list, no descriptor): Q and P never go through shared
+    wgmmas = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.bf16\.bf16\s*"
+                        r"\{[^}]*\},\s*(\{?)", ptx)
+    assert all(a == "{" for _, a in wgmmas), wgmmas
+    widths = sorted(int(n) for n, _ in wgmmas)
+    assert widths == sorted([64] * (d // 16) + [d] * (64 // 16)), widths

@@ -1,0 +1,146 @@
+"""Time `ktile.ops.scaled_dot_product_attention` against torch's
+`F.scaled_dot_product_attention` (the backend torch picks) on a CUDA GPU, in one process.
+
+    python3 benchmarks/attention.py --quick --out DIR     # n 1024 / 4096 (~1-2 min with builds)
+    python3 benchmarks/attention.py --out DIR             # also n 16384
+    python3 benchmarks/attention.py --check-only --quick  # correctness only, no timing
+
+Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
+batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query
+blocks fill the GPU. Every ktile result is checked against SDPA's before it is timed (a wrong
+result is reported, not timed). Each row times the op as called (with its Vᵀ copy: the kernel
+reads V transposed, docs/attention.md), the kernel alone (Vᵀ made once outside the timing)
+and SDPA. TFLOP/s count 4·B·H·n²·d (halved when causal), as FlashAttention reports.
+
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times).
+Writes DIR/attention.json. Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+HEADS, KV_HEADS, TOKENS = 32, 8, 16384
+QUICK_N, FULL_N = (1024, 4096), (1024, 4096, 16384)
+DIMS = (64, 128)
+
+
+def cases(quick: bool):
+    for n in (QUICK_N if quick else FULL_N):
+        for d in DIMS:
+            for causal in (False, True):
+                yield {"batch": max(1, TOKENS // n), "heads": HEADS, "kv_heads": KV_HEADS,
+                       "n": n, "d": d, "causal": causal}
+
+
+def flops(case) -> float:
+    full = 4.0 * case["batch"] * case["heads"] * case["n"] ** 2 * case["d"]
+    return full / 2 if case["causal"] else full
+
+
+def torch_sdpa(torch, q, k, v, causal):
+    import torch.nn.functional as F
+    try:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    except TypeError:            # torch before 2.5: no enable_gqa
+        group = q.shape[1] // k.shape[1]
+        return F.scaled_dot_product_attention(q, k.repeat_interleave(group, 1),
+                                              v.repeat_interleave(group, 1), is_causal=causal)
+
+
+def run_case(torch, case, check_only: bool) -> dict:
+    import ktile.ops
+    from ktile.bench.timing import time_call
+    from ktile.ops import _library as lib
+    from ktile.ops.attention import op as attention_op
+    b, h, hk, n, d, causal = (case[key] for key in
+                              ("batch", "heads", "kv_heads", "n", "d", "causal"))
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(shape, device="cuda", generator=g).to(torch.bfloat16)
+               for shape in ((b, h, n, d), (b, hk, n, d), (b, hk, n, d)))
+    row = dict(case)
+    sdpa = lambda: ktile.ops.scaled_dot_product_attention(q, k, v, is_causal=causal,  # noqa: E731
+                                                           enable_gqa=True)
+    try:
+        got = sdpa()
+        want = torch_sdpa(torch, q, k, v, causal)
+        torch.cuda.synchronize()
+    except Exception as e:               # a build or launch failure: reported, not timed
+        row["error"] = f"{type(e).__name__}: {str(e)[:500]}"
+        return row
+    row["max_error"] = float((got.float() - want.float()).abs().max())
+    # the reference's tolerance (max|V|·2⁻⁷ + 1e-3) plus SDPA's own bf16 rounding
+    row["tolerance"] = float(v.abs().max()) * 2.0 ** -6 + 1e-3
+    row["correct"] = row["max_error"] <= row["tolerance"]
+    if check_only or not row["correct"]:
+        return row
+    target = lib.target_of(q)
+    route = attention_op.route_for(d, causal, n, target)
+    kernel = attention_op.OP.kernel(route, "bf16")
+    vt, out = attention_op.transposed_values(v), torch.empty_like(q)
+    scale = 1.0 / math.sqrt(d)
+    timings = {"ktile": time_call(sdpa),
+               "ktile_kernel": time_call(lambda: kernel(q, k, vt, out, scale,
+                                                        **route.constants)),
+               "sdpa": time_call(lambda: torch_sdpa(torch, q, k, v, causal))}
+    for name, t in timings.items():
+        row[name] = t.as_dict()
+        row[f"{name}_tflops"] = flops(case) / (t.ms * 1e-3) / 1e12
+    row["speedup_vs_sdpa"] = timings["sdpa"].ms / timings["ktile"].ms
+    row["route"] = {"kernel": route.kernel, **route.constants}
+    return row
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/attention.py",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="n 1024 and 4096 only")
+    p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
+    p.add_argument("--out", help="write attention.json into this folder")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmarks/attention.py needs a CUDA GPU", file=sys.stderr)
+        return 2
+    rows, wrong = [], False
+    for case in cases(args.quick):
+        start = time.time()
+        row = run_case(torch, case, args.check_only)
+        row["wall_s"] = round(time.time() - start, 1)
+        rows.append(row)
+        wrong |= not row.get("correct", False)
+        label = (f"B{case['batch']} {case['heads']}/{case['kv_heads']} n {case['n']} "
+                 f"d {case['d']} {'causal' if case['causal'] else 'full  '}")
+        if "error" in row:
+            print(f"{label}: ERROR {row['error']}", flush=True)
+        elif "ktile" in row:
+            print(f"{label}: ktile {row['ktile']['ms'] * 1e3:8.1f} us "
+                  f"({row['ktile_tflops']:5.1f} TFLOP/s; kernel alone "
+                  f"{row['ktile_kernel_tflops']:5.1f}), SDPA {row['sdpa']['ms'] * 1e3:8.1f} us "
+                  f"({row['sdpa_tflops']:5.1f}): {row['speedup_vs_sdpa']:.2f}x; "
+                  f"max err {row['max_error']:.4f}", flush=True)
+        else:
+            print(f"{label}: max err {row['max_error']:.4f} (tolerance "
+                  f"{row['tolerance']:.4f}) {'ok' if row['correct'] else 'WRONG'}", flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                  "host": platform.node(), "rows": rows}
+        with open(os.path.join(args.out, "attention.json"), "w") as f:
+            json.dump(result, f, indent=1)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
