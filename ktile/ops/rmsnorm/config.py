@@ -1,6 +1,9 @@
 """RMSNorm's configuration space: which kernel at which constants, by row width and target.
 
-Rows whose width is a multiple of 16 (every model width: 2048, 2880, 3584, 4096, 5120, 8192,
+Rows up to 256 wide (head dimensions: 64, 128, 256) take `rms_norm_rows` (rows.py) at every
+row count: 16 whole rows a warp (NARROW below).
+
+Wider rows whose width is a multiple of 16 (every model width: 2048, 2880, 3584, 4096, 5120, 8192,
 14336, 16384) take `rms_norm_tiles` (tiles.py): the row viewed as a 16-row tile, one block per
 row at every row count (1 row is one block), each warp holding HELD flat 16 x 64 tiles of the
 view (1024 values of the row each, 512 for C = 32), x read once. Up to 6144 columns: one tile
@@ -30,6 +33,7 @@ The tuner may override the table per target (`TABLE.override(target, routes)`)."
 from __future__ import annotations
 
 from .._library import Route, RoutingTable
+from .rows import rows_route
 from .tiles import tiles_route
 
 LANES32 = ("sm_90a", "gfx1100", "gfx1201")
@@ -62,7 +66,19 @@ LATENCY_TARGETS = ("sm_90a",)
 LATENCY_WARPS = ((1024, 4, 16), (2048, 8, 16), (3072, 12, 16), (3584, 14, 16), (4096, 16, 16),
                  (5120, 10, 32), (6144, 12, 32), (7168, 14, 32), (8192, 16, 32))  # (cols, W, C)
 
+# Up to 256 columns, every row count and target: `rms_norm_rows` (rows.py), 16 whole rows a warp
+# in a 16 x C row-layout tile (the head-dim norms: Qwen3's q_norm and k_norm over 128 columns,
+# 65536 and 16384 rows in a 2048-token prefill, took one 1-warp block a row of 16 x 64 flat
+# tiles holding 8 of the view's columns: 95 us a call on the H200 at 65536 x 128, 87% of the
+# lanes idle). C = 64 everywhere: 68-72 registers on sm_90a in bf16 and fp32 (C = 128 is 118 /
+# 148, over the budgets' occupancy estimate in fp32); 128 and 256 columns spread a row tile
+# over 2 and 4 warps (SPLIT, a `hk.group.sum` of the rows' sums). Not measured yet:
+# `python -m ktile.ops.rmsnorm.sweep_rows` times these against C = 128 and others.
+# (widest row, C, WARPS, SPLIT)
+NARROW = ((64, 64, 4, 1), (128, 64, 2, 2), (256, 64, 4, 4))
+
 ROUTES = [
+    *(rows_route(cols, c, warps, split) for cols, c, warps, split in NARROW),
     *(tiles_route(cols, warps, c, max_rows=FEW_ROWS, targets=LATENCY_TARGETS)
       for cols, warps, c in LATENCY_WARPS),
     *(tiles_route(cols, warps, c, held=held, max_rows=rows)

@@ -2,6 +2,8 @@
 
 - `rms_norm_tiles` (tiles.py): rows whose width is a multiple of 16, viewed as 16-row tiles,
   held in registers (x read once), wide accesses; the fast kernel.
+- `rms_norm_rows` (rows.py): rows up to 256 wide (head dimensions), 16 whole rows of x a warp
+  in a row-layout tile, several row tiles a block.
 - `rms_norm_loop` (here): any width, the fallback. A row of `cols` values is cut into VEC-wide
   vectors; warp w takes vectors w, w + WARPS, ...; x is read a second time for the store (from
   L2 on a GPU). A VEC-wide vector is laid out as an MMA fragment's column replicated over the
@@ -17,7 +19,7 @@ import functools
 
 import ktile as hk
 
-from . import tiles
+from . import rows, tiles
 
 ROWS_AND_WEIGHT = [
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D (rows, cols): fold the leading dims"),
@@ -49,4 +51,5 @@ def rms_norm_loop(dtype: str):
     return rms_norm_loop
 
 
-KERNELS = {"rms_norm_tiles": tiles.rms_norm_tiles, "rms_norm_loop": rms_norm_loop}
+KERNELS = {"rms_norm_rows": rows.rms_norm_rows, "rms_norm_tiles": tiles.rms_norm_tiles,
+           "rms_norm_loop": rms_norm_loop}
