@@ -1,7 +1,7 @@
 """Tier 1 builds of attention prefill on sm_90a (issue #12): `attention_ws` (the
 warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at D 64 and 128, causal and
-not, compiles with no spill and no wgmma serialized by ptxas (C7514 / C7517) at the 384-thread
-block's launch registers, each role with its register limit, K and Vᵀ tiles copied by TMA into
+not (and fp16 at D 128 causal), compiles with no spill and no wgmma serialized by ptxas
+(C7514 / C7517) at the 384-thread block's launch registers, each role with its register limit, K and Vᵀ tiles copied by TMA into
 the stages, S = Q·Kᵀ and O += P·V as wgmma with A from registers."""
 import re
 import subprocess
@@ -13,16 +13,16 @@ from ktile.ops.attention import prefill_ws
 
 pytestmark = pytest.mark.tier1
 
-CASES = [(64, False), (128, False), (128, True)]
+CASES = [(64, False, "bf16"), (128, False, "bf16"), (128, True, "bf16"), (128, True, "fp16")]
 
 
 @pytest.fixture(scope="module", params=CASES,
-                ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}")
+                ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}-{c[2]}")
 def attention_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
-    d, causal = request.param
+    d, causal, dtype = request.param
     folder = tmp_path_factory.mktemp(f"attention_d{d}")
-    kernel = prefill_ws.attention_ws("bf16")
+    kernel = prefill_ws.attention_ws(dtype)
     cu = folder / "k.cu"
     cu.write_text(kernel.trace("sm_90a", D=d, CAUSAL=causal).source())
     result = subprocess.run([hopper.NVCC, *hopper.FLAGS, "-keep", "-keep-dir", str(folder),
@@ -32,26 +32,26 @@ def attention_build(tmp_path_factory, request):
     build = hopper.Build(result.returncode, log, hopper.parse_ptxas(log))
     ptx = next(folder.glob("*.ptx"), None)
     assert build.returncode == 0 and ptx is not None, log[-3000:]
-    return kernel.name, ptx.read_text(), build, d
+    return kernel.name, ptx.read_text(), build, d, {"bf16": "bf16", "fp16": "f16"}[dtype]
 
 
 def test_attention_ws_builds_with_no_spill_and_no_serialized_wgmma(attention_build):
-    name, _, build, _ = attention_build
+    name, _, build, _, _ = attention_build
     build_gates.assert_sm90a_clean(build, name)
     assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
     assert build.functions[name].registers == 168       # 65536 / 384, the roles' pool
 
 
 def test_attention_ws_stages_and_wgmmas(attention_build):
-    _, ptx, _, d = attention_build
+    _, ptx, _, d, ptx_type = attention_build
     assert re.findall(r"setmaxnreg\.(dec|inc)\.sync\.aligned\.u32 (\d+);", ptx) == \
         [("dec", "24"), ("inc", "240")]
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
     # S = Q·Kᵀ: D / 16 wgmma m64n64k16 (BK = 64 keys); O += P·V: BK / 16 wgmma m64nDk16; both
     # with A from registers (a {...} list, no descriptor): Q and P never go through shared
-    wgmmas = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.bf16\.bf16\s*"
-                        r"\{[^}]*\},\s*(\{?)", ptx)
+    mma = rf"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.{ptx_type}\.{ptx_type}"
+    wgmmas = re.findall(mma + r"\s*\{[^}]*\},\s*(\{?)", ptx)
     assert all(a == "{" for _, a in wgmmas), wgmmas
     widths = sorted(int(n) for n, _ in wgmmas)
     assert widths == sorted([64] * (d // 16) + [d] * (64 // 16)), widths
