@@ -2,7 +2,8 @@
 warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at D 64 and 128, causal and
 not (and fp16 at D 128 causal), compiles with no spill and no wgmma serialized by ptxas
 (C7514 / C7517) at the 384-thread block's launch registers, each role with its register
-limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as wgmma with A from registers."""
+limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as wgmma with A
+from registers."""
 import re
 import subprocess
 
