@@ -4,6 +4,8 @@
     python3 benchmarks/attention.py --quick --out DIR     # n 1024 / 4096 (~1-2 min with builds)
     python3 benchmarks/attention.py --out DIR             # also n 16384
     python3 benchmarks/attention.py --check-only --quick  # correctness only, no timing
+    python3 benchmarks/attention.py --quick --constants STAGES=3 --constants D64:BK=128 \
+        --out DIR                   # also the kernel alone at other constants (D64: d 64 only)
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query
@@ -55,15 +57,40 @@ def torch_sdpa(torch, q, k, v, causal):
                                               v.repeat_interleave(group, 1), is_causal=causal)
 
 
-def run_case(torch, case, check_only: bool) -> dict:
+def parse_constants(spec: str) -> tuple[int | None, dict]:
+    """`[D64:]NAME=VALUE,...` -> (the head dim it is for or None, {NAME: int})."""
+    d = None
+    if ":" in spec:
+        head, spec = spec.split(":", 1)
+        d = int(head.lstrip("Dd"))
+    return d, {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+
+
+def time_constants(torch, kernel, args, want, tol, constants) -> dict:
+    """The kernel alone at `constants`: checked against SDPA's result, then timed."""
+    from ktile.bench.timing import time_call
+    out = torch.empty_like(args[0])
+    try:
+        kernel(*args[:3], out, args[3], **constants)
+        torch.cuda.synchronize()
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+    err = float((out.float() - want.float()).abs().max())
+    if not err <= tol:
+        return {"max_error": err, "correct": False}
+    t = time_call(lambda: kernel(*args[:3], out, args[3], **constants))
+    return {"max_error": err, "correct": True, **t.as_dict()}
+
+
+def run_case(torch, case, check_only: bool, extra=(), device: str = "cuda") -> dict:
     import ktile.ops
     from ktile.bench.timing import time_call
     from ktile.ops import _library as lib
     from ktile.ops.attention import op as attention_op
     b, h, hk, n, d, causal = (case[key] for key in
                               ("batch", "heads", "kv_heads", "n", "d", "causal"))
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (torch.randn(shape, device="cuda", generator=g).to(torch.bfloat16)
+    g = torch.Generator(device=device).manual_seed(0)
+    q, k, v = (torch.randn(shape, device=device, generator=g).to(torch.bfloat16)
                for shape in ((b, h, n, d), (b, hk, n, d), (b, hk, n, d)))
     row = dict(case)
     sdpa = lambda: ktile.ops.scaled_dot_product_attention(q, k, v, is_causal=causal,  # noqa: E731
@@ -95,6 +122,15 @@ def run_case(torch, case, check_only: bool) -> dict:
         row[f"{name}_tflops"] = flops(case) / (t.ms * 1e-3) / 1e12
     row["speedup_vs_sdpa"] = timings["sdpa"].ms / timings["ktile"].ms
     row["route"] = {"kernel": route.kernel, **route.constants}
+    for spec in extra:
+        for_d, override = parse_constants(spec)
+        if for_d not in (None, d):
+            continue
+        timed = time_constants(torch, kernel, (q, k, vt, scale), want, row["tolerance"],
+                               {**route.constants, **override})
+        if "ms" in timed:
+            timed["tflops"] = flops(case) / (timed["ms"] * 1e-3) / 1e12
+        row[f"constants:{spec}"] = timed
     return row
 
 
@@ -104,6 +140,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="n 1024 and 4096 only")
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
     p.add_argument("--out", help="write attention.json into this folder")
+    p.add_argument("--constants", action="append", default=[], metavar="[D64:]NAME=V,...",
+                   help="also time the kernel alone with these constants overridden "
+                        "(repeatable; a D prefix limits it to that head dim)")
     return p
 
 
@@ -116,7 +155,7 @@ def main(argv=None) -> int:
     rows, wrong = [], False
     for case in cases(args.quick):
         start = time.time()
-        row = run_case(torch, case, args.check_only)
+        row = run_case(torch, case, args.check_only, args.constants)
         row["wall_s"] = round(time.time() - start, 1)
         rows.append(row)
         wrong |= not row.get("correct", False)
@@ -130,6 +169,12 @@ def main(argv=None) -> int:
                   f"{row['ktile_kernel_tflops']:5.1f}), SDPA {row['sdpa']['ms'] * 1e3:8.1f} us "
                   f"({row['sdpa_tflops']:5.1f}): {row['speedup_vs_sdpa']:.2f}x; "
                   f"max err {row['max_error']:.4f}", flush=True)
+            for spec in args.constants:
+                timed = row.get(f"constants:{spec}")
+                if timed is not None:
+                    shown = (f"{timed['ms'] * 1e3:8.1f} us ({timed['tflops']:5.1f} TFLOP/s)"
+                             if "ms" in timed else timed.get("error", "WRONG"))
+                    print(f"    kernel at {spec}: {shown}", flush=True)
         else:
             print(f"{label}: max err {row['max_error']:.4f} (tolerance "
                   f"{row['tolerance']:.4f}) {'ok' if row['correct'] else 'WRONG'}", flush=True)
