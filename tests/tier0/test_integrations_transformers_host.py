@@ -112,3 +112,15 @@ def test_a_parameter_that_autograd_would_record_goes_through_the_dispatcher(monk
         ktile.ops.rms_norm(x, weight, 1e-6)
     ktile.ops.rms_norm(x, weight.detach(), 1e-6)
     assert seen == [False, True, True]
+
+
+def test_the_registered_ops_pass_opcheck():
+    """What `torch.compile` sees (the registered ops behind the entries): schema, fake
+    implementation and dispatch agree."""
+    x = torch.randn(3, 64, dtype=torch.bfloat16)
+    weight, residual = torch.randn(64, dtype=torch.bfloat16), torch.randn(3, 64).bfloat16()
+    for name, args in (("rms_norm", (x, weight, 1e-6)),
+                       ("fused_add_rms_norm", (x, residual, weight, 1e-6)),
+                       ("silu_and_mul", (x,))):
+        torch.library.opcheck(getattr(torch.ops.ktile_transformers, name).default, args,
+                              test_utils=("test_schema", "test_faketensor"))
