@@ -4,7 +4,7 @@
     python3 benchmarks/attention.py --quick --out DIR     # n 1024 / 4096 (~1-2 min with builds)
     python3 benchmarks/attention.py --out DIR             # also n 16384
     python3 benchmarks/attention.py --check-only --quick  # correctness only, no timing
-    python3 benchmarks/attention.py --quick --constants STAGES=3 --constants D64:BK=128 \
+    python3 benchmarks/attention.py --quick --constants STAGES=2 --constants D64:BK=128 \
         --out DIR                   # also the kernel alone at other constants (D64: d 64 only)
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,

@@ -1,6 +1,6 @@
 """Tier 1 builds of attention prefill on sm_90a (issue #12): `attention_ws` (the
-warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at D 64 and 128, causal and
-not (and fp16 at D 128 causal), compiles with no spill and no wgmma serialized by ptxas
+warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at each route's constants (D 64
+and 128, causal and not; bf16, and fp16 at one), compiles with no spill and no wgmma serialized by ptxas
 (C7514 / C7517) at the 384-thread block's launch registers, each role with its register
 limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as wgmma with A
 from registers."""
@@ -10,22 +10,25 @@ import subprocess
 import pytest
 
 import build_gates
-from ktile.ops.attention import prefill_ws
+from ktile.ops.attention import op, prefill_ws
 
 pytestmark = pytest.mark.tier1
 
-CASES = [(64, False, "bf16"), (128, False, "bf16"), (128, True, "bf16"), (128, True, "fp16")]
+# every route of the table in bf16 (its constants, not the kernel's defaults), one in fp16
+CASES = [(r.constants, "bf16") for r in op.TABLE.routes] + \
+    [(op.TABLE.routes[-1].constants, "fp16")]
 
 
 @pytest.fixture(scope="module", params=CASES,
-                ids=lambda c: f"D{c[0]}-{'causal' if c[1] else 'full'}-{c[2]}")
+                ids=lambda c: f"D{c[0]['D']}-{'causal' if c[0]['CAUSAL'] else 'full'}-{c[1]}")
 def attention_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
-    d, causal, dtype = request.param
+    constants, dtype = request.param
+    d = constants["D"]
     folder = tmp_path_factory.mktemp(f"attention_d{d}")
     kernel = prefill_ws.attention_ws(dtype)
     cu = folder / "k.cu"
-    cu.write_text(kernel.trace("sm_90a", D=d, CAUSAL=causal).source())
+    cu.write_text(kernel.trace("sm_90a", **constants).source())
     result = subprocess.run([hopper.NVCC, *hopper.FLAGS, "-keep", "-keep-dir", str(folder),
                              str(cu), "-o", str(folder / "k.cubin")],
                             capture_output=True, text=True, timeout=300, cwd=folder)

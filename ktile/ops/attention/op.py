@@ -29,8 +29,11 @@ from . import prefill_ws
 NAME = "scaled_dot_product_attention"
 DTYPES = ("bf16", "fp16")
 HEAD_DIMS = (64, 128)
+# 3 stages: a stage is released one step late (step k's P·V wgmma reads its Vᵀ until step
+# k+1's wait: docs/pipelines.md, "Release"), so with 2 the producer could not load step k+1
+# while the consumers compute step k; 3 overlaps one copy with each step (96 KiB at D 128)
 TABLE = RoutingTable([
-    Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 2, "CAUSAL": causal},
+    Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)])
 

@@ -47,7 +47,7 @@ def attention_ws(dtype: str):
     def attention_ws(q: hk.Tensor[DT], k: hk.Tensor[DT], vt: hk.Tensor[DT],
                      o: hk.Tensor[DT], scale: float, *, D: hk.Constexpr[int] = 128,
                      BM: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
-                     STAGES: hk.Constexpr[int] = 2, CAUSAL: hk.Constexpr[bool] = False):
+                     STAGES: hk.Constexpr[int] = 3, CAUSAL: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         kv_head = h // (q.depth // k.depth)
         keys = k.rows
