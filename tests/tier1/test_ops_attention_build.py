@@ -1,9 +1,9 @@
 """Tier 1 builds of attention prefill on sm_90a (issue #12): `attention_ws` (the
 warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at each route's constants (D 64
-and 128, causal and not; bf16, and fp16 at one), compiles with no spill and no wgmma serialized by ptxas
-(C7514 / C7517) at the 384-thread block's launch registers, each role with its register
-limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as wgmma with A
-from registers."""
+and 128, causal and not; bf16, and fp16 at one), compiles with no spill and no wgmma
+serialized by ptxas (C7514 / C7517) at the 384-thread block's launch registers, each role with
+its register limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as
+wgmma with A from registers."""
 import re
 import subprocess
 
