@@ -20,8 +20,9 @@ rows past N are loaded as zeros and never stored. Causal is torch's top-left for
 masked for query j < i); block b reads key tiles up to its last query row only.
 
 On targets without warp specialisation (the interpreter traced for AMD, the AMD targets) the
-same program runs with every warp playing both roles in turn (pipeline_forms.py); op.py routes
-those elsewhere (docs/attention.md).
+same program traces with every warp playing both roles in turn (pipeline_forms.py; it matches
+the reference on the interpreter), but op.py routes it on sm_90a only and refuses the others
+(docs/attention.md): no AMD build of it has been checked.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
