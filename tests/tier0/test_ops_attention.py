@@ -80,3 +80,17 @@ def test_other_targets_are_refused_naming_the_kernels_target(monkeypatch):
     q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
     with pytest.raises(InputError, match="sm_90a"):
         sdpa(q, k, v)
+
+
+def test_the_kernel_in_turns_matches_too(monkeypatch):
+    """Traced for a target without warp specialisation (gfx1100), every warp loads and
+    computes in turn: the same results (not routed: the op refuses such targets)."""
+    import math
+    from ktile.ops.attention import op, prefill_ws
+    monkeypatch.setenv("KTILE_TARGET", "gfx1100")
+    q, k, v = inputs(1, 2, 1, 50, 50, 64, torch.bfloat16, seed=5)
+    o = torch.full_like(q, float("nan"))
+    prefill_ws.attention_ws("bf16")(q, k, op.transposed_values(v), o, 1 / math.sqrt(64),
+                                    D=64, CAUSAL=True)
+    want = reference(*(t.float().numpy() for t in (q, k, v)), True)
+    assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
