@@ -84,7 +84,9 @@ def test_a_repeated_eager_forward_skips_the_dispatcher_and_prepares_nothing(coun
     cache = StaticCache(config=model.config, max_cache_len=16)
     ids = torch.arange(12, dtype=torch.long).view(2, 6) % model.config.vocab_size
     _prefill(model, cache, ids)
-    assert counted["prepare"] > 0 and counted["plan"] > 0    # the first forward prepared
+    # the first forward prepared signatures (its plans may be memoized by an earlier test in
+    # the same process: tables outside lib.all_ops(), e.g. matmul's)
+    assert counted["prepare"] > 0
     counted.update(prepare=0, plan=0)
     before = {r: _core.calls(kt.route_name(r)) for r in ROUTED}
     with profile(activities=[ProfilerActivity.CPU]) as prof:
