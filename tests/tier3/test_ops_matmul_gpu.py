@@ -64,16 +64,16 @@ def test_decode_replays_from_a_cuda_graph_with_the_same_bits():
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 8])
 @pytest.mark.parametrize("n,k", [(4001, 4112), (24576, 4096), (33, 208)])
 def test_streaming_gemv_routes_at_ragged_shapes(m, n, k):
-    """gemv_stream_nt on the device's grid (multiprocessors x blocks per SM), each routed form
-    (MB 1 / 2 / 4 / 8) pinned, at an odd N (a last group of W rows cut by N), K/16 no multiple
+    """gemv_stream_nt on the device's grid (multiprocessors x blocks per SM), each listed form
+    (config.STREAM_ROUTES: MB 1 / 2 / 4 / 8, pinnable, not routed first) pinned, at an odd N
+    (a last group of W rows cut by N), K/16 no multiple
     of the step, more groups than warps (24576) and fewer (33); the same bits run to run."""
     import ktile.ops as ops
     from ktile.ops import _library as lib
     from ktile.ops.matmul import config
     from ktile.ops.matmul.op import OP
     a, w, bias = rand(m, k, seed=9), rand(n, k, seed=10), rand(n, seed=11)
-    route = next(r for r in config.GEMV_ROUTES
-                 if r.kernel == "gemv_stream_nt" and r.fits(m, n, "sm_90a"))
+    route = next(r for r in config.STREAM_ROUTES if r.fits(m, n, "sm_90a"))
     with lib.pinned(OP.table, route):
         got = ops.matmul(a, w.t(), bias if m % 2 else None)
         assert torch.equal(ops.matmul(a, w.t(), bias if m % 2 else None), got)
