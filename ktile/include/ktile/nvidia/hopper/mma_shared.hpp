@@ -15,6 +15,8 @@
 // warp w multiplies rows [w·M, (w+1)·M). With M = 16 each warpgroup's 64 rows are contiguous,
 // so wgmma reads A by descriptor too (the "ss" form, same K-major swizzled layout as B);
 // otherwise the warp loads its rows (ldmatrix) and takes the register-A path.
+// The "ss" form also multiplies fp8e4m3 tiles (`m64nNk32.f32.e4m3.e4m3`, a K step of 32
+// bytes as k16 is for 16-bit types); fp8 from registers takes mma.sync (mma_8bit.hpp).
 //
 // The wgmma path, in order: fence.proxy.async (the tile was written through the generic proxy
 // — cp.async, st.shared — and wgmma reads through the async proxy; not with PROXY_FENCE false:
@@ -50,12 +52,16 @@ __device__ __forceinline__ uint64_t matrix_descriptor(uint32_t shared_address, u
   return start | (leading << 16) | (stride << 32) | (mode << 62);
 }
 
-// The byte offset, inside shared tile S, of the K-step `k` (16 elements) of B rows n0..: the
-// column block holding it, its rows, and its place inside the atom row (the hardware applies
-// the swizzle to the address it forms, as copy_async and ldmatrix do through chunk_offset).
+// A wgmma K step is 32 bytes of a row: 16 16-bit elements (k16) or 32 8-bit ones (k32).
+constexpr int wgmma_k_bytes = 32;
+
+// The byte offset, inside shared tile S, of the K-step `k` (wgmma_k_bytes) of B rows n0..:
+// the column block holding it, its rows, and its place inside the atom row (the hardware
+// applies the swizzle to the address it forms, as copy_async and ldmatrix do through
+// chunk_offset).
 template <class S> __host__ __device__ constexpr uint32_t k_step_offset(int n0, int k) {
   constexpr int atom = S::swizzle_bytes;
-  const int byte = k * 16 * static_cast<int>(sizeof(typename S::elem_type));
+  const int byte = k * wgmma_k_bytes;
   return static_cast<uint32_t>((byte / atom) * S::rows * atom + n0 * atom + byte % atom);
 }
 
@@ -146,7 +152,7 @@ __device__ __forceinline__ void wgmma_ABt_ss(D& d, const SA& a, const S& b) {
   bind_accumulator(d);
   wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < SA::cols / 16; ++k)
+  for (int k = 0; k < SA::cols * static_cast<int>(sizeof(typename SA::elem_type)) / wgmma_k_bytes; ++k)
     wgmma_columns_ss<0>(d, b, k, base_a + (k_step_offset<SA>(row0, k) >> 4), base);
   wgmma_commit();
 }
@@ -177,6 +183,13 @@ __device__ __forceinline__ void mma_sync_ABt(D& d, const A& a, const S& b) {
 template <int WARPS, class T, class S>
 __host__ __device__ constexpr bool wgmma_takes() {
   return WARPS % 4 == 0 && (std::is_same<T, bf16>::value || std::is_same<T, half>::value) && S::swizzle_bytes != 0;
+}
+
+// Both operands by descriptor also take fp8e4m3 (m64nNk32): 8-bit wgmma operands must be
+// K-major, which both shared tiles are; from registers only 16-bit A goes (wgmma_takes).
+template <int WARPS, class T, class S>
+__host__ __device__ constexpr bool wgmma_takes_ss() {
+  return wgmma_takes<WARPS, T, S>() || (WARPS % 4 == 0 && std::is_same<T, fp8e4m3>::value && S::swizzle_bytes != 0);
 }
 
 }  // namespace detail
@@ -213,9 +226,9 @@ __device__ __forceinline__ void mma_ABt_shared(D& d, const st<T, AR, AC>& a, con
   using S = st<T, SR, SC>;
   static_assert(AR == WARPS * D::rows, "kt::mma_ABt_shared: a shared a holds the accumulator's rows for every warp");
   static_assert(AC == SC, "kt::mma_ABt_shared: the shared a's and b's columns (K) differ");
-  if constexpr (detail::wgmma_takes<WARPS, T, S>() && D::rows == 16 && SA::swizzle_bytes != 0) {
+  if constexpr (detail::wgmma_takes_ss<WARPS, T, S>() && D::rows == 16 && SA::swizzle_bytes != 0) {
     static_assert(std::is_same<D, C>::value && D::cols == SR, "kt::mma_ABt_shared: the accumulator is 16 x the shared b's rows");
-    static_assert(std::is_same<typename D::elem_type, float>::value, "kt::mma_ABt_shared: 16-bit operands accumulate in float");
+    static_assert(std::is_same<typename D::elem_type, float>::value, "kt::mma_ABt_shared: 16-bit and fp8 operands accumulate in float");
     if (static_cast<const void*>(&d) != static_cast<const void*>(&c)) d = c;
     detail::wgmma_ABt_ss<PROXY_FENCE>(d, a, b);
   } else {
