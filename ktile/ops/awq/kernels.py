@@ -1,0 +1,185 @@
+"""The W4A16 kernels (AWQ layout, reference.py): the decode GEMV's partials and the
+dequantiser the prefill route runs before ktile.ops.matmul.
+
+One tile form serves both. A warp holds R packed words of one row of qweight (columns
+8p..8p+7 for p in [p0, p0 + R)) as an R × 16 register tile: tile row p − p0 is word p, its
+columns 0..7 the word of row k and 8..15 the word of row k + 1 (two rows a step, because a
+register tile is 16 columns wide). Column c's code is the nibble at REVERSE[c % 8]: the word
+ANDed with that nibble's mask, converted to fp32 and scaled by 2^−4·REVERSE[c % 8] (exact:
+a masked word is the code times a power of two). The top nibble's mask leaves a negative
+int32 for codes 8..15; adding 16 to a negative result restores the code. The masks and
+scalings are tiles made once per kernel from `hk.iota` (the language has no shifts of tiles,
+and needs none here).
+
+Scales are viewed as [G, N/8, 8] (group g, word p, column c): an R × 16 tile at element
+column 0 reads columns 0..7 (8..15 past the edge read 0), one at column −8 the same values
+into tile columns 8..15; their sum is the scale of every tile element. The zero codes come
+as a vector of the group's R words, broadcast over the tile. Per group the kernels form
+zs = z · s once; each weight is then code · s − zs in fp32: both products are exact
+(a 4-bit code times a 16-bit scale), so their difference is (q − z) · s exactly.
+
+Outputs with 8 columns per word are written twice per tile: columns 0..7 at element column 0
+of row k (tile columns 8..15 fall past the 8-column edge and are not written), columns 8..15
+at element column −8 of row k + 1 (tile columns 0..7 fall before it).
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from .reference import REVERSE
+
+GROUP = 128               # rows of K per scale / zero group (the op checks group_size)
+MAX_MB = 8                # rows of x a GEMV block holds (its accumulators are named)
+
+
+def _signed(word: int) -> int:
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+NIBBLE_MASKS = tuple(_signed(0xF << (4 * nibble)) for nibble in REVERSE)   # by column
+NIBBLE_UNITS = tuple(2.0 ** (-4 * nibble) for nibble in REVERSE)
+
+
+def column_constants(rows: int):
+    """(int masks, fp32 scalings, columns < 8 mask) of an rows × 16 word tile (above)."""
+    column = hk.iota(hk.RT(hk.i32, rows, 16), "col")
+    within = column & 7
+    masks = hk.zeros(hk.RT(hk.i32, rows, 16))
+    units = hk.zeros(hk.RT(hk.fp32, rows, 16))
+    for c in range(8):
+        at = within == c
+        masks = hk.where(at, NIBBLE_MASKS[c], masks)
+        units = hk.where(at, NIBBLE_UNITS[c], units)
+    return masks, units, column < 8
+
+
+def codes(words, masks, units):
+    """The 4-bit codes of a word tile as fp32 (columns by `masks` / `units`)."""
+    scaled = (words & masks).to(hk.fp32) * units
+    return hk.where(scaled < 0.0, scaled + 16.0, scaled)
+
+
+def words_of(low, high, lo, zero_words):
+    """The word tile of two R-vectors: `low` in columns 0..7, `high` in 8..15."""
+    return hk.where(lo, zero_words + low, zero_words + high)
+
+
+GEMV_SHAPES = [
+    (lambda p: 1 <= p.MB <= MAX_MB, f"MB (rows of x per block) must be 1 to {MAX_MB}"),
+    (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [M, K] (fp32)"),
+    (lambda p: p.qweight.batch * p.qweight.depth == 1 and p.qweight.rows == p.x.cols,
+     "qweight must be [K, N/8] with x's K rows"),
+    (lambda p: p.qzeros.batch * p.qzeros.depth == 1 and p.qzeros.cols == p.qweight.cols
+     and p.qzeros.rows * GROUP == p.x.cols, "qzeros must be [K/128, N/8]"),
+    (lambda p: p.scales.batch == 1 and p.scales.depth == p.qzeros.rows
+     and p.scales.rows == p.qweight.cols and p.scales.cols == 8,
+     "scales must be passed as [K/128, N/8, 8]"),
+    (lambda p: p.part.batch == 1 and p.part.depth % (2 * p.x.rows) == 0
+     and p.part.rows == p.qweight.cols and p.part.cols == 8,
+     "part must be the [2 * splits, M, N] partials passed as [2 * splits * M, N/8, 8]"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def awq_gemv(dtype: str):
+    """Phase 1 of the decode GEMV: fp32 partials of x · w for the scales' dtype.
+
+    Block (x, y, s) holds x's rows [x · MB, x · MB + MB) and words [y · WARPS · R, ...), R a
+    warp; split s takes groups s, s + S, ... (S = part.depth / (2 M)). Each step reads two
+    rows of qweight (an R-word vector each), forms the 16 weight columns (docstring above)
+    and adds x[m, k] (columns 0..7) or x[m, k + 1] (8..15) times them into MB fp32
+    accumulators. Tile columns 0..7 and 8..15 hold sums over even and odd rows of K: they
+    are written to partial planes 2s and 2s + 1 (`[2S · M, N/8, 8]`), which the split-K
+    reduction (ktile.ops.matmul's `splitk_reduce`) adds in a fixed order: no atomics.
+    x comes as fp32 (the op converts it, M × K values) so each x[m, k] is a scalar load."""
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, p.MB), hk.cdiv(p.qweight.cols, p.R * p.WARPS),
+                               p.part.depth // (2 * p.x.rows)),
+               warps="WARPS", requires=GEMV_SHAPES)
+    def awq_gemv_partials(x: hk.Tensor[hk.fp32], qweight: hk.Tensor[hk.i32],
+                          scales: hk.Tensor[DT], qzeros: hk.Tensor[hk.i32],
+                          part: hk.Tensor[hk.fp32], *, MB: hk.Constexpr[int] = 1,
+                          R: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4):
+        m0 = hk.arch.block_idx.x * MB
+        p0 = (hk.arch.block_idx.y * WARPS + hk.arch.warp_id) * R
+        split, rows = hk.arch.block_idx.z, x.rows
+        splits = part.depth // (2 * rows)
+        tile, vec = hk.RT(DT, R, 16), hk.RV(hk.i32, R)
+        masks, units, lo = column_constants(R)
+        zero_words = hk.zeros(hk.RT(hk.i32, R, 16))
+        zero = hk.zeros(hk.RT(hk.fp32, R, 16))
+        # MAX_MB named accumulators (a runtime loop carries names); past MB a scalar 0
+        a0, a1, a2, a3, a4, a5, a6, a7 = [hk.zeros(hk.RT(hk.fp32, R, 16)) if m < MB else 0.0
+                                          for m in range(MAX_MB)]
+        for g in range(split, qzeros.rows, splits):
+            s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
+                 + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
+            z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
+            zs = codes(zero_words + z, masks, units) * s
+            for k in range(g * GROUP, g * GROUP + GROUP, 2):
+                low = qweight[hk.elem_coord(0, 0, k, p0)].load(vec)
+                high = qweight[hk.elem_coord(0, 0, k + 1, p0)].load(vec)
+                w = codes(words_of(low, high, lo, zero_words), masks, units) * s - zs
+                accs = [a0, a1, a2, a3, a4, a5, a6, a7]
+                for m in range(MB):
+                    xk = hk.load_scalar(x, m0 + m, k)
+                    xk1 = hk.load_scalar(x, m0 + m, k + 1)
+                    accs[m] = accs[m] + hk.where(lo, zero + xk, xk1) * w
+                a0, a1, a2, a3, a4, a5, a6, a7 = accs
+        accs = [a0, a1, a2, a3, a4, a5, a6, a7]
+        for m in range(MB):
+            if m0 + m < rows:
+                part[hk.elem_coord(0, 2 * split * rows + m0 + m, p0, 0)] = accs[m]
+                part[hk.elem_coord(0, (2 * split + 1) * rows + m0 + m, p0, -8)] = accs[m]
+    return awq_gemv_partials
+
+
+DEQUANT_SHAPES = [
+    (lambda p: p.qweight.batch * p.qweight.depth == 1, "qweight must be 2-D [K, N/8]"),
+    (lambda p: GROUP % p.KB == 0 and p.KB % 2 == 0,
+     f"KB (rows of K per block) must be even and divide {GROUP}"),
+    (lambda p: p.qzeros.batch * p.qzeros.depth == 1 and p.qzeros.cols == p.qweight.cols
+     and p.qzeros.rows * GROUP == p.qweight.rows, "qzeros must be [K/128, N/8]"),
+    (lambda p: p.scales.batch == 1 and p.scales.depth == p.qzeros.rows
+     and p.scales.rows == p.qweight.cols and p.scales.cols == 8,
+     "scales must be passed as [K/128, N/8, 8]"),
+    (lambda p: p.out.batch == 1 and p.out.depth == p.qweight.rows
+     and p.out.rows == p.qweight.cols and p.out.cols == 8,
+     "out must be the [K, N] weights passed as [K, N/8, 8]"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def awq_dequant(dtype: str):
+    """w [K, N] = (q − z) · s in the scales' dtype (rounded once from the exact fp32 value):
+    block (x, y) writes words [x · WARPS · R, ...) (R a warp) of rows [y · KB, y · KB + KB),
+    two rows a step (docstring above). Memory-bound: 4 bits read, 16 written a weight."""
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.qweight.cols, p.R * p.WARPS),
+                               hk.cdiv(p.qweight.rows, p.KB)),
+               warps="WARPS", requires=DEQUANT_SHAPES)
+    def awq_dequant_rows(qweight: hk.Tensor[hk.i32], scales: hk.Tensor[DT],
+                         qzeros: hk.Tensor[hk.i32], out: hk.Tensor[DT], *,
+                         R: hk.Constexpr[int] = 16, KB: hk.Constexpr[int] = 32,
+                         WARPS: hk.Constexpr[int] = 4):
+        p0 = (hk.arch.block_idx.x * WARPS + hk.arch.warp_id) * R
+        k0 = hk.arch.block_idx.y * KB
+        g = k0 // GROUP
+        tile, vec = hk.RT(DT, R, 16), hk.RV(hk.i32, R)
+        masks, units, lo = column_constants(R)
+        zero_words = hk.zeros(hk.RT(hk.i32, R, 16))
+        s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
+             + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
+        z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
+        zs = codes(zero_words + z, masks, units) * s
+        for k in range(k0, k0 + KB, 2):
+            low = qweight[hk.elem_coord(0, 0, k, p0)].load(vec)
+            high = qweight[hk.elem_coord(0, 0, k + 1, p0)].load(vec)
+            w = (codes(words_of(low, high, lo, zero_words), masks, units) * s - zs).to(DT)
+            out[hk.elem_coord(0, k, p0, 0)] = w
+            out[hk.elem_coord(0, k + 1, p0, -8)] = w
+    return awq_dequant_rows
