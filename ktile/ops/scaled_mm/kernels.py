@@ -1,0 +1,86 @@
+"""`fp8_ws_nt`: out = (a · Wᵀ) · scale_a · scale_b (+ bias) for e4m3 a [M, K] and W [N, K],
+matmul's warp-specialised pipeline (matmul/tiles_ws.py, `wgmma_ws_nt`) at 8-bit operands.
+
+A producer warpgroup (warps 8..11) issues the TMA copies of A's BM×BK and W's BN×BK tiles;
+two consumer warpgroups multiply their 64 rows each by W's tile, both operands by descriptor
+(`sa @ sb.T`: wgmma m64nBNk32 e4m3, BK / 32 instructions a stage, fp32 accumulators). BK 128:
+a stage row is 128 bytes, the 128-byte swizzle, as BK 64 is for matmul's 16-bit tiles, so the
+stage sizes (and the routes' stage counts) are matmul's. The epilogue multiplies the fp32
+accumulators by the scales (a row vector of scale_a per token, or its one value; a column
+vector of scale_b per channel, or its one value), adds the bias in fp32 and rounds once.
+
+The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
+each (per tensor). BIAS False leaves the bias unread (a call without one): at BN 256 the
+accumulator (128 registers a lane), scale_b's column vector (64) and the bias's (32) are over
+the consumers' 240 together, so ROWWISE with a bias takes the narrower routes (config.py). Ragged edges as matmul's: the TMA zero-fills loads past M,
+N or K, stores past M or N write nothing, a vector load past M or N reads zeros.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+from ..matmul.dtypes import pair
+from ..matmul.tiles_ws import GROUPED, grouped_tile
+from ..quant.kernels import scalar_at_origin
+
+SCALES = [
+    (lambda p: p.scale_a.rows * p.scale_a.depth * p.scale_a.batch == 1
+     and p.scale_a.cols == (p.out.rows if p.ROWWISE else 1),
+     "scale_a must be [1, M] with ROWWISE, else [1, 1]"),
+    (lambda p: p.scale_b.rows * p.scale_b.depth * p.scale_b.batch == 1
+     and p.scale_b.cols == (p.out.cols if p.ROWWISE else 1),
+     "scale_b must be [1, N] with ROWWISE, else [1, 1]"),
+]
+
+
+def scaled(acc, scale_a, scale_b, rows, n, BN, ROWWISE):
+    """acc (this warp's 16 rows, row tile `rows`, of column tile n) times its scales: per
+    token and per channel (ROWWISE), else the product of the two per-tensor values."""
+    if not ROWWISE:
+        return acc * (scalar_at_origin(scale_a) * scalar_at_origin(scale_b))
+    acc = acc * scale_a[hk.elem_coord(0, 0, 0, rows * 16)].load(hk.RV(hk.fp32, 16, "row"))
+    return acc * scale_b[hk.tile_coord(0, 0, 0, n)].load(hk.RV(hk.fp32, BN, "col"))
+
+
+@functools.lru_cache(maxsize=None)
+def fp8_ws_nt(dtype: str):
+    """The kernel for an op dtype name "fp8-<out>" (out bf16, fp16 or fp32; the bias is out's)."""
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.cols, p.BN) * hk.cdiv(p.out.rows, p.BM), 1),
+               requires=GROUPED + SCALES, warps=12)
+    def scaled_mm_fp8_ws_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], scale_a: hk.Tensor[hk.fp32],
+                            scale_b: hk.Tensor[hk.fp32], bias: hk.Tensor[OUT],
+                            out: hk.Tensor[OUT], *, BM: hk.Constexpr[int] = 128,
+                            BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 128,
+                            STAGES: hk.Constexpr[int] = 4, GROUP_M: hk.Constexpr[int] = 8,
+                            ROWWISE: hk.Constexpr[bool] = False,
+                            BIAS: hk.Constexpr[bool] = True):
+        m, n = grouped_tile(hk.arch.block_idx.x, hk.cdiv(out.rows, BM), hk.cdiv(out.cols, BN),
+                            GROUP_M)
+        pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
+                           steps=hk.cdiv(a.cols, BK))
+
+        @pipe.producer(warpgroups=1, registers=24)
+        def load(k, sa, sb):
+            hk.group.load(sa, a[hk.tile_coord(0, 0, m, k)])
+            hk.group.load(sb, b[hk.tile_coord(0, 0, n, k)])
+
+        @pipe.consumer(warpgroups=2, registers=240)
+        def multiply(k, sa, sb, acc):
+            acc += sa @ sb.T                  # this warp's 16 rows of its warpgroup's m64
+            return acc
+
+        @pipe.finish
+        def store(acc):
+            rows = m * pipe.consumer_warps + hk.arch.warp_id
+            acc = scaled(acc, scale_a, scale_b, rows, n, BN, ROWWISE)
+            if BIAS:
+                acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(OUT, BN, "col")).to(
+                    hk.fp32)
+            out[hk.tile_coord(0, 0, rows, n)] = acc.to(OUT)
+
+        pipe.run(hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)))
+    return scaled_mm_fp8_ws_nt

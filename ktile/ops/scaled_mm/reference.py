@@ -1,0 +1,35 @@
+"""scaled_mm reference: out = (a · b) · scale_a · scale_b (+ bias), products and sums in
+float64 from the e4m3 values, the scales (per tensor: one value; per token: [M, 1]; per
+channel: [1, N]) and the bias applied in float64 before the one rounding to the output dtype.
+
+The kernels accumulate the products in fp32 (each product of two e4m3 values is exact in fp32;
+wgmma's accumulation order differs) and apply the scales in fp32, so they differ from this by
+fp32 accumulation over K products, a few fp32 roundings of the epilogue and the output's one
+rounding: tolerance K · max|a| · max|b| · max|scale_a| · max|scale_b| · 2⁻²² plus one ulp of the
+output dtype at the largest result (bf16 2⁻⁷, fp16 2⁻¹⁰, fp32 2⁻²³ relative) plus 1e-3."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...dtypes import DType
+from ..matmul.reference import ULP
+
+
+def scaled_mm(a: np.ndarray, b: np.ndarray, scale_a: np.ndarray, scale_b: np.ndarray,
+              bias: np.ndarray | None, out_dtype: DType) -> np.ndarray:
+    """a [M, K] · b [K, N] · scale_a (scalar or [M, 1]) · scale_b (scalar or [1, N]) (+ bias
+    [N]), rounded once to `out_dtype`."""
+    out = np.asarray(a, np.float64) @ np.asarray(b, np.float64)
+    out = out * np.asarray(scale_a, np.float64) * np.asarray(scale_b, np.float64)
+    if bias is not None:
+        out = out + np.asarray(bias, np.float64)
+    return out_dtype.round(out.astype(np.float32))
+
+
+def tolerance(a: np.ndarray, b: np.ndarray, scale_a: np.ndarray, scale_b: np.ndarray,
+              want: np.ndarray, out_dtype: str) -> float:
+    k = a.shape[-1]
+    top = float(np.max(np.abs(want), initial=0.0))
+    scales = float(np.abs(scale_a).max()) * float(np.abs(scale_b).max())
+    accumulation = k * float(np.abs(a).max()) * float(np.abs(b).max()) * scales * 2.0 ** -22
+    return accumulation + top * ULP[out_dtype] + 1e-3
