@@ -1,0 +1,111 @@
+"""`attention_amd`: attention prefill for the AMD targets (gfx950 / gfx942 MFMA, gfx1100 /
+gfx1201 WMMA; issue #12), K and V shared through LDS.
+
+A block is WARPS waves of one (batch, head), each wave owning ROWS query rows (BM = WARPS ·
+ROWS rows a block). Key tile j (K [BK, D]) and the transposed value tile (Vᵀ [D, BK]) are
+copied into LDS once per block by all its waves (`hk.group.load`: the global→LDS DMA on
+gfx942 / gfx950, register-staged copies on RDNA) and read by every wave: S = Q·Kᵀ with Q in
+registers (loaded once) and K from LDS, the online softmax in fp32 registers, O += P·V with P
+from registers and Vᵀ from LDS. Both LDS operands are read as rows of 16-byte chunks
+(`ds_read_b128` / `ds_load_b128`), the targets' fast layout.
+
+Two LDS buffers of each: while tile j is computed, the copy of tile j+1 is in flight; at the
+end of step j (after a barrier: every wave is done with its buffer) the copy of tile j+2 is
+issued into it. The loop runs pairs of tiles with the buffers as Python ints (each wait names
+one buffer exactly; a buffer picked on the device would make the waits conservative and
+drain the other copy: docs/language.md, "A list of shared tiles").
+
+Ragged edges are outside the steady-state loop: it runs the pairs of key tiles that need no
+mask (every key < S and, causal, every key ≤ the block's first query row); the tail (the
+ragged last key tile, the causal diagonal tiles, an odd tile) runs after it with the -inf
+masks. Causal blocks stop at their last query row. Query rows past L are loaded as zeros and
+never stored; key tiles past S are zero-filled by the copies and masked.
+
+V is read transposed as Vᵀ rows, the nearest form: the op hands the kernel Vᵀ [B, H_kv, D,
+S'] made by one torch copy (op.transposed_values, as for sm_90a). gfx950's transposing LDS
+read (`ds_read_b64_tr_b16`) is not used: the AMD headers read a `kt::col` tile from LDS
+element by element (docs/amd-headers.md, "Not done"), so reading V [BK, D] as the col operand
+of `p @ V` would cost a 16-bit LDS read per element.
+"""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+
+import functools
+
+import ktile as hk
+
+SHAPES = [
+    (lambda p: p.q.cols == p.D and p.k.cols == p.D and p.vt.rows == p.D and p.o.cols == p.D,
+     "q, k and o must be [B, H, L, D] and vt [B, H_kv, D, S'] with D the kernel's D"),
+    (lambda p: p.q.depth % p.k.depth == 0,
+     "q's heads must be a multiple of k's heads (grouped-query attention)"),
+    (lambda p: p.vt.cols >= p.k.rows, "vt must hold every key (vt.cols >= k.rows)"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def attention_amd(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, p.WARPS * p.ROWS), p.q.depth, p.q.batch),
+               requires=SHAPES, warps="WARPS")
+    def attention_amd(q: hk.Tensor[DT], k: hk.Tensor[DT], vt: hk.Tensor[DT],
+                      o: hk.Tensor[DT], scale: float, *, D: hk.Constexpr[int] = 128,
+                      BK: hk.Constexpr[int] = 64, ROWS: hk.Constexpr[int] = 16,
+                      WARPS: hk.Constexpr[int] = 4, CAUSAL: hk.Constexpr[bool] = False):
+        z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
+        w = hk.arch.warp_id
+        kv_head = h // (q.depth // k.depth)
+        BM = WARPS * ROWS
+        sk = [hk.shared(hk.ST(DT, BK, D)) for _ in range(2)]
+        svt = [hk.shared(hk.ST(DT, D, BK)) for _ in range(2)]
+
+        keys = k.rows
+        plain = k.rows // BK                         # key tiles every key of which is < S
+        if CAUSAL:                                   # key tiles up to the block's last row
+            keys = hk.minimum(keys, (block + 1) * BM)
+            plain = hk.minimum(plain, (block * BM + 1) // BK)   # and none past its first
+        steps = hk.cdiv(keys, BK)
+        pairs = plain // 2                           # the steady-state loop's pairs
+
+        def copy(buffer, j):
+            hk.group.load(sk[buffer], k[hk.tile_coord(z, kv_head, j, 0)])
+            hk.group.load(svt[buffer], vt[hk.tile_coord(z, kv_head, 0, j)])
+
+        def step(buffer, j, masked, row_max, row_sum, acc):
+            """Key tile j from `buffer`; `masked`: the ragged and causal masks (the tail)."""
+            hk.wait_for(sk[buffer], svt[buffer])
+            hk.barrier()                             # tile j landed for every wave
+            s = hk.zeros(hk.RT(hk.fp32, ROWS, BK))
+            s += qr @ sk[buffer].T
+            s = s * scale
+            if masked:
+                key_index = hk.iota(hk.RT(hk.i32, ROWS, BK), "col") + j * BK
+                s = hk.where(key_index >= k.rows, float("-inf"), s)
+                if CAUSAL:
+                    s = hk.causal_mask(s, (block * WARPS + w) * ROWS, j * BK)
+            new_max = hk.maximum(row_max, hk.row_max(s))
+            p = hk.exp(s - new_max)
+            rescale = hk.exp(row_max - new_max)
+            row_sum = row_sum * rescale + hk.row_sum(p)
+            acc = acc * rescale
+            acc += p.to(DT) @ svt[buffer].T          # O += P·V, Vᵀ rows from LDS
+            hk.barrier()                             # every wave is done with `buffer`
+            copy(buffer, j + 2)                      # past the last tile: zeros, unread
+            return new_max, row_sum, acc
+
+        qr = q[hk.tile_coord(z, h, block * WARPS + w, 0)].load(hk.RT(DT, ROWS, D))
+        row_max = hk.neg_infty(hk.RV(hk.fp32, ROWS))
+        row_sum = hk.zeros(hk.RV(hk.fp32, ROWS))
+        acc = hk.zeros(hk.RT(hk.fp32, ROWS, D))
+        copy(0, 0)
+        copy(1, 1)
+        for i in range(pairs):                       # steady state: no mask, no bound
+            row_max, row_sum, acc = step(0, 2 * i, False, row_max, row_sum, acc)
+            row_max, row_sum, acc = step(1, 2 * i + 1, False, row_max, row_sum, acc)
+        for i in range(pairs, hk.cdiv(steps, 2)):    # the tail, masked
+            row_max, row_sum, acc = step(0, 2 * i, True, row_max, row_sum, acc)
+            if 2 * i + 1 < steps:
+                row_max, row_sum, acc = step(1, 2 * i + 1, True, row_max, row_sum, acc)
+        hk.wait_for(*sk, *svt)                       # the last copies (past the edge)
+        o[hk.tile_coord(z, h, block * WARPS + w, 0)] = (acc / row_sum).to(DT)
+    return attention_amd
