@@ -45,7 +45,8 @@ def lower_mma_shared(e: Emitter, op: kt.MmaSharedOp) -> None:
     warps = role_warps(op) or e.warps      # a pipeline role's warps, else the block's
     # operands only TMA writes: no proxy fence before the wgmma (lower_pipeline.py)
     fence = ", false" if all(map(written_by_tensor_copies, (op.a, op.b))) else ""
-    _call(e, op, f"kt::mma_ABt_shared<{warps}{fence}>", op.a, op.b, op.acc)
+    function = "kt::mma_AB_shared" if op.b_kn else "kt::mma_ABt_shared"   # `a @ s`, `a @ s.T`
+    _call(e, op, f"{function}<{warps}{fence}>", op.a, op.b, op.acc)
 
 
 def lower_unary(e: Emitter, op: kt.UnaryOp) -> None:

@@ -30,22 +30,24 @@ def _mma(op: kt.MmaOp, c):
 
 
 def _mma_shared(op: kt.MmaSharedOp, c):
-    """acc + a @ bᵀ with b the shared tile as it is when this warp reaches the op (each warp
-    multiplies its own a by the block's b; a shared a gives this warp's rows); reading a
-    shared operand while a copy lands is an error. The MMA completes here on every target."""
+    """acc + a @ bᵀ (variant AB: a @ b) with b the shared tile as it is when this warp reaches
+    the op (each warp multiplies its own a by the block's b; a shared a gives this warp's
+    rows); reading a shared operand while a copy lands is an error. The MMA completes here on
+    every target."""
     a, b, acc, o = c.slot(op.a), c.slot(op.b), c.slot(op.acc), c.slot(op.result)
     exact = op.a.type.dtype.kind == "int"
     rnd = result_rounder(op.result.type.dtype)
 
     rows = op.acc.type.shape[0]
     a_shared = op.a_shared   # this warp's rows of a shared a: [w·rows, (w+1)·rows)
+    b_kn = op.b_kn
 
     def h(r, w):
         buf = r[b]
         if buf.inflight or (a_shared and r[a].inflight):
             raise copy_in_flight(op, "read")
         x = r[a].data[w.id * rows:(w.id + 1) * rows] if a_shared else r[a]
-        y = buf.data.T
+        y = buf.data if b_kn else buf.data.T   # `a @ s` holds B as K×N, `a @ s.T` as N×K
         if exact:
             r[o] = rnd(r[acc].astype(np.int64) + x.astype(np.int64) @ y.astype(np.int64))
         else:

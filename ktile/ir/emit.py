@@ -211,8 +211,10 @@ class Builder:
     def mma(self, a: SSAValue, b: SSAValue, acc: SSAValue, variant: str) -> SSAValue:
         return self._value(kt.MmaOp, (a, b, acc), acc.type, {"variant": string_attr(variant)})
 
-    def mma_shared(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
-        return self._value(kt.MmaSharedOp, (a, b, acc), acc.type)
+    def mma_shared(self, a: SSAValue, b: SSAValue, acc: SSAValue,
+                   variant: str = "ABt") -> SSAValue:
+        props = None if variant == "ABt" else {"variant": string_attr(variant)}
+        return self._value(kt.MmaSharedOp, (a, b, acc), acc.type, props)
 
     def unary(self, fn: str, x: SSAValue) -> SSAValue:
         return self._value(kt.UnaryOp, (x,), x.type, {"fn": string_attr(fn)})

@@ -477,24 +477,43 @@ class MmaSharedOp(KtOp):
     multiplies its rows [w·M, (w+1)·M) (what `a.load(RT(M, K), row=w)` would give).
     Each warp multiplies its own a by the same b; every warp of the block executes the op
     together (on sm_90a a warpgroup's four warps issue one `wgmma` over their stacked a rows),
-    so `verify` refuses it under warp-dependent control flow."""
+    so `verify` refuses it under warp-dependent control flow.
+    `variant` "AB" (absent: "ABt"): b holds B as K×N, N contiguous (`a @ s`; sm_90a's wgmma
+    reads it N-major, its transposed-B form, 16-bit operands and a register a only)."""
     name = "kt.mma_shared"
     a = operand_def(RegTileType | SharedTileType)
     b = operand_def(SharedTileType)
     acc = operand_def(RegTileType)
+    variant = opt_prop_def(StringAttr)
     result = result_def(RegTileType)
 
-    def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue):
-        super().__init__(operands=[a, b, acc], result_types=[acc.type])
+    def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue, variant: str = "ABt"):
+        props = {} if variant == "ABt" else {"variant": _str(variant)}
+        super().__init__(operands=[a, b, acc], properties=props, result_types=[acc.type])
 
     @property
     def a_shared(self) -> bool:
         return isinstance(self.a.type, SharedTileType)
 
+    @property
+    def b_kn(self) -> bool:
+        """Whether b holds B as K×N (N contiguous: `a @ s`) rather than N×K (`a @ s.T`)."""
+        return self.variant is not None and self.variant.data == "AB"
+
+    @property
+    def b_nk(self) -> tuple[int, int]:
+        """(N, K) of the shared b, whichever way it holds B."""
+        rows, cols = self.b.type.shape
+        return (cols, rows) if self.b_kn else (rows, cols)
+
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
         check.refuse_flat(self, "an MMA", a, acc)
-        (m, k), (n, kb) = a.shape, b.shape
+        if self.variant is not None:
+            check.check_choice(self, "variant", self.variant.data, ("ABt", "AB"))
+        if self.b_kn and self.a_shared:
+            raise IRError(self, "variant AB (b as K×N) takes a from registers only")
+        (m, k), (n, kb) = a.shape, self.b_nk
         if k != kb:
             raise IRError(self, f"a {a} is {m}x{k} but the shared b {b} is {n}x{kb}: their K "
                                 f"(columns) differ")

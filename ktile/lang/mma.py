@@ -1,5 +1,5 @@
 """Matrix multiply-accumulate on register tiles: `hk.mma` and its four variants, and the MMA
-whose B operand is a shared tile (`acc += a @ s.T`)."""
+whose B operand is a shared tile (`acc += a @ s.T`, or `acc += a @ s` with B held K×N)."""
 from __future__ import annotations
 
 from .. import dtypes
@@ -80,22 +80,29 @@ def mma_shared(a, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
     kept in flight until the waits pass's `wgmma.wait_group`). `a` may be a shared tile of
     the block's rows (warps·M × K): warp w multiplies its rows [w·M, (w+1)·M), the tile that
     `a.load(hk.RT(dtype, M, K), row=w)` would give (sm_90a: wgmma reads both operands from
-    shared memory; elsewhere the rows are loaded, then multiplied)."""
-    if variant != "ABt":
+    shared memory; elsewhere the rows are loaded, then multiplied). Variant AB (`a @ s`): b
+    holds B as K×N, N contiguous, a in registers (sm_90a's transposed-B wgmma, 16-bit)."""
+    if variant not in ("ABt", "AB"):
         raise tracer.error(
-            f"an mma reads its b operand from a shared tile only as `a @ s.T` (variant ABt, "
-            f"the shared tile holding B as N×K), not as variant {variant}", op="mma from shared",
-            hint="keep B transposed (N rows × K columns) in the shared tile and write "
-                 "`acc += a @ s.T`, or load it into registers with s.load(...) for the other "
-                 "variants")
+            f"an mma reads its b operand from a shared tile as `a @ s.T` (the shared tile "
+            f"holding B as N×K) or `a @ s` (K×N), not as variant {variant}",
+            op="mma from shared",
+            hint="write `acc += a @ s.T` or `acc += a @ s`, or load the tile into registers "
+                 "with s.load(...) for the other variants")
     if b.is_vector or (isinstance(a, SharedTile) and a.is_vector):
         raise tracer.error("an mma reads a shared tile, not a shared vector",
                            op="mma from shared")
+    if variant == "AB" and isinstance(a, SharedTile):
+        raise tracer.error("`sa @ sb` (B as K×N) takes a from registers only",
+                           op="mma from shared",
+                           hint="load this warp's rows with sa.load(..., row=warp_id), or keep "
+                                "B as N×K and write `sa @ sb.T`")
     for name, t in (("a", a), ("acc", acc)):
         if not isinstance(t, Tile) and not (name == "a" and isinstance(t, SharedTile)):
             raise tracer.error(f"mma operand {name} must be a register tile, got {describe(t)}",
                                op="mma from shared")
-    (n, kb), (m, k) = b.ty.shape, (a.ty.shape if isinstance(a, SharedTile) else a.shape)
+    form = "`a @ s`" if variant == "AB" else "`a @ s.T`"
+    (n, kb), (m, k) = _b_nk(b, variant), (a.ty.shape if isinstance(a, SharedTile) else a.shape)
     if a.dtype != b.dtype:
         raise tracer.error(f"mma operands differ in dtype: a is {a.dtype!r}, the shared b is "
                            f"{b.dtype!r}", op="mma from shared", hint="convert one with .to(...)")
@@ -104,18 +111,28 @@ def mma_shared(a, b: SharedTile, acc: Tile, variant: str = "ABt") -> Tile:
                            op="mma from shared",
                            hint=f"start the accumulator with hk.zeros(hk.RT(hk.fp32, {m}, {n}))")
     if k != kb:
-        raise tracer.error(f"`a @ s.T`: a is {m}x{k} but the shared tile is {n}x{kb}: their "
-                           f"columns (K) differ", op="mma from shared",
-                           hint="the shared tile holds B as N×K: give it as many columns as a")
+        sides = "a's columns and its rows (K)" if variant == "AB" else "their columns (K)"
+        raise tracer.error(
+            f"{form}: a is {m}x{k} but the shared tile is "
+            f"{'x'.join(map(str, b.ty.shape))}: {sides} differ", op="mma from shared",
+            hint="the shared tile holds B as K×N: give it as many rows as a has columns"
+            if variant == "AB" else
+            "the shared tile holds B as N×K: give it as many columns as a")
     if isinstance(a, SharedTile):
         return _mma_both_shared(a, b, acc, m, n)
     if acc.shape != (m, n):
-        raise tracer.error(f"`a @ s.T`: the accumulator is {acc.rows}x{acc.cols} but the product "
+        raise tracer.error(f"{form}: the accumulator is {acc.rows}x{acc.cols} but the product "
                            f"is {m}x{n}", op="mma from shared")
     if a.layout != "row":
-        raise tracer.error("`a @ s.T` reads a in row layout, got col", op="mma from shared",
+        raise tracer.error(f"{form} reads a in row layout, got col", op="mma from shared",
                            hint="load a as hk.RT(..., layout=\"row\")")
-    return _mma_shared(a, b, acc)
+    return _mma_shared(a, b, acc, variant)
+
+
+def _b_nk(b: SharedTile, variant: str) -> tuple[int, int]:
+    """(N, K) of the shared b: N×K for `a @ s.T`, K×N for `a @ s`."""
+    rows, cols = b.ty.shape
+    return (cols, rows) if variant == "AB" else (rows, cols)
 
 
 def _mma_both_shared(a: SharedTile, b: SharedTile, acc: Tile, m: int, n: int) -> Tile:
@@ -133,11 +150,11 @@ def _mma_both_shared(a: SharedTile, b: SharedTile, acc: Tile, m: int, n: int) ->
     return _mma_shared(a, b, acc)
 
 
-def _mma_shared(a, b, acc) -> Tile:
+def _mma_shared(a, b, acc, variant: str = "ABt") -> Tile:
     """The kt.mma_shared, refused in a pipeline's producer (roles.py)."""
     from .roles import check_mma
     check_mma()
-    return Tile(_b().mma_shared(a.v, b.v, acc.v))
+    return Tile(_b().mma_shared(a.v, b.v, acc.v, variant))
 
 
 def mma_AB(a, b, acc): return mma(a, b, acc, "AB")

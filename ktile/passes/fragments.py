@@ -74,7 +74,7 @@ def register_operands(mma: Mma) -> list[tuple[SSAValue, str]]:
 def mma_mnk(mma: Mma) -> tuple[int, int, int | None]:
     """(M, N, K) of an MMA; K None when the inner dimensions differ."""
     if isinstance(mma, kt.MmaSharedOp):
-        (m, n), (_, k) = mma.acc.type.shape, mma.b.type.shape
+        (m, n), (_, k) = mma.acc.type.shape, mma.b_nk
         return m, n, k
     return mma_dims(mma.variant.data, mma.a.type.shape, mma.b.type.shape)
 

@@ -64,6 +64,7 @@ class Verify(ModulePass):
         check_uniform_control(fn, index)
         for mma in index.of(kt.MmaSharedOp):
             check_mma_shared_shape(mma)
+            check_mma_shared_kn(mma, target, warps(op))
 
 
 # ---- threads per block ---------------------------------------------------------------------
@@ -120,26 +121,58 @@ def dtype_supported(name: str, target: Target) -> bool:
 # ---- the shape of an mma from shared --------------------------------------------------------
 
 def check_mma_shared_shape(mma: kt.MmaSharedOp) -> None:
-    (m, _), (n, k) = mma.acc.type.shape, mma.b.type.shape   # m: this warp's rows of a
-    shape = f"a is {m}x{k} and the shared tile {n}x{k}"
+    (m, _), (n, k) = mma.acc.type.shape, mma.b_nk   # m: this warp's rows of a
+    form, n_side = ("`a @ s`", "columns") if mma.b_kn else ("`a @ s.T`", "rows")
+    shape = f"a is {m}x{k} and the shared tile {'x'.join(map(str, mma.b.type.shape))}"
     if mma.a_shared:
         shape = f"each warp's rows of the shared a are {m}x{k} and the shared b {n}x{k}"
     if m % WGMMA_ROWS_PER_WARP:
-        raise error_at(mma, f"`a @ s.T`: {shape}; a's rows must be a multiple of "
+        raise error_at(mma, f"{form}: {shape}; a's rows must be a multiple of "
                             f"{WGMMA_ROWS_PER_WARP} (a warpgroup MMA takes 16 rows of a from "
                             f"each warp)", hint="give a a multiple of 16 rows",
                        what="mma from shared")
     if k % WGMMA_K:
-        raise error_at(mma, f"`a @ s.T`: {shape}; K (their columns) must be a multiple of "
+        k_side = "a's columns, the shared tile's rows" if mma.b_kn else "their columns"
+        raise error_at(mma, f"{form}: {shape}; K ({k_side}) must be a multiple of "
                             f"{WGMMA_K}, the warpgroup MMA's K step",
                        hint="pad K to a multiple of 16 (a group load zero-fills past the edge)",
                        what="mma from shared")
     if n % WGMMA_N_UNIT or n > WGMMA_N_MAX:
-        raise error_at(mma, f"`a @ s.T`: {shape}; N (the shared tile's rows) must be a "
+        raise error_at(mma, f"{form}: {shape}; N (the shared tile's {n_side}) must be a "
                             f"multiple of {WGMMA_N_UNIT} up to {WGMMA_N_MAX}, the widest "
                             f"warpgroup MMA (wgmma n{WGMMA_N_MAX})",
-                       hint=f"split B into shared tiles of at most {WGMMA_N_MAX} rows, each "
-                            f"multiplied into its own accumulator", what="mma from shared")
+                       hint=f"split B into shared tiles of at most {WGMMA_N_MAX} {n_side}, "
+                            f"each multiplied into its own accumulator", what="mma from shared")
+
+
+# sm_90a's shared tile layouts a wgmma descriptor reads N-major (shared_tile.hpp's swizzles)
+KN_ROW_BYTES = (32, 64)
+KN_ROW_BYTES_UNIT = 128
+
+
+def check_mma_shared_kn(mma: kt.MmaSharedOp, target: Target, n_warps: int) -> None:
+    """`a @ s` (B as K×N, N contiguous) is the target's transposed-B warpgroup MMA: refused
+    where the target has none for the operands' type, outside whole warpgroups, or for a
+    shared tile whose rows are no swizzled layout a descriptor reads."""
+    if not mma.b_kn:
+        return
+    dtype, (k, n) = mma.b.type.dtype.name, mma.b.type.shape
+    kinds = target.mma_shared_kn_dtypes
+    if dtype not in kinds:
+        where = (f"{target.name} has it for {', '.join(kinds)} only" if kinds else
+                 f"{target.name} has no such MMA")
+        raise error_at(mma, f"`a @ s` reads B from a {k}x{n} shared tile as K×N (N "
+                            f"contiguous): {where}, not {dtype}",
+                       hint="keep B as N×K in the shared tile and write `a @ s.T`",
+                       what="mma from shared")
+    row_bytes = n * mma.b.type.dtype.bits // 8
+    if n_warps % 4 or not (row_bytes in KN_ROW_BYTES or row_bytes % KN_ROW_BYTES_UNIT == 0):
+        raise error_at(mma, f"`a @ s`: the {n_warps}-warp block and the {k}x{n} shared tile "
+                            f"({row_bytes}-byte rows): the transposed-B warpgroup MMA needs "
+                            f"whole warpgroups and rows of 32, 64 or a multiple of 128 bytes",
+                       hint="use warps= a multiple of 4 and N of 16, 32 or a multiple of 64 "
+                            "(16-bit), or keep B as N×K and write `a @ s.T`",
+                       what="mma from shared")
 
 
 # ---- workgroup-wide ops under warp-dependent control flow -----------------------------------

@@ -110,6 +110,9 @@ class Target:
     mma_shared_alignment: int = 16   # bytes a shared tile that an mma reads directly (the b of
                                      # `a @ s.T`) is aligned to: sm_90a's wgmma swizzle repeats
                                      # on 1024-byte boundaries of the shared address
+    mma_shared_kn_dtypes: tuple[str, ...] = ()  # operand types whose `a @ s` (the shared b
+                                     # holding B as K×N, N contiguous) the target issues
+                                     # (sm_90a: wgmma's transposed-B form, 16-bit types only)
     multiprocessor: Multiprocessor | None = None  # NVIDIA: one SM's limits (occupancy)
     global_index_limit: int = 0      # a global argument's extents, and its row / column
                                      # strides in elements and in bytes, must be below

@@ -63,6 +63,8 @@ TARGET = Target(
     # PTX ISA, wgmma shared-memory layouts: the 128B swizzle XORs address bits 4-6 with bits
     # 7-9, so a tile a descriptor describes with base offset 0 starts on a 1024-byte boundary
     mma_shared_alignment=1024,
+    # PTX ISA, wgmma: imm-trans-b (B N-major in shared memory) is allowed for .f16 / .bf16 only
+    mma_shared_kn_dtypes=("bf16", "fp16"),
     # CUDA C++ Programming Guide, compute capability 9.0; H200 attributes (cuDeviceGetAttribute)
     # register_tile.hpp: a row vector holds rows 16c + 8h + lane_group (each element in the 4
     # lanes of a quad), a column vector columns 16c + 8h + 2t + {0, 1} (each in 8 lanes)

@@ -181,8 +181,8 @@ def test_other_variants_than_a_times_s_transposed():
         sb = hk.shared(hk.ST(hk.bf16, 16, 16))
         ra = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, 16))
-        acc += ra @ sb  # <- here
-    refused(k, "only as `a @ s.T`", "variant AB", "N×K")
+        acc += ra.T @ sb  # <- here
+    refused(k, "as `a @ s.T`", "not as variant AtB", "N×K")   # `a @ s`: test_mma_shared_kn.py
 
 
 def test_k_that_differs():

@@ -28,6 +28,7 @@
 #include "ktile/common/tile_block_reduce.hpp"          // block_reduce_tile_*<WARPS>: over warps' tiles
 #include "ktile/nvidia/hopper/mma.hpp"              // mma_AB / ABt / AtB / AtBt
 #include "ktile/nvidia/hopper/mma_shared.hpp"       // mma_ABt_shared: B from a shared tile (wgmma)
+#include "ktile/nvidia/hopper/mma_shared_kn.hpp"    // mma_AB_shared: B held K×N in shared (wgmma trans-b)
 #include "ktile/nvidia/hopper/pipeline.hpp"         // warpgroup roles over mbarrier stages, setmaxnreg
 #include "ktile/nvidia/hopper/rand.hpp"             // Philox-4x32-10, tl.rand's draws
 #include "ktile/common/scalar_load.hpp"            // load_scalar: one element as a scalar
