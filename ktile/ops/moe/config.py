@@ -4,33 +4,32 @@ FUSED_BLOCK_M). Each route is `moe_gemm_nt` at (BM, BN, BK, WARPS); TOP_K and RO
 call's (the top-k division and the routed-weight scale, the same registers at every value:
 the routes build at Qwen3-30B-A3B's top-8, both forms).
 
-- BM 16 (one MMA row tile: at decode a block holds the one or few slots of one expert, the
-  rest padding), BN 32 up to DECODE_SLOTS slots (more blocks in flight while few experts are
-  active), BN 64 above (each gathered x tile feeds twice the weight columns);
-- BM 32 and 64 for layouts aligned to those blocks (vLLM's larger-batch configs): BN 32.
-Not tuned on a GPU yet (docs/ops.md, "MoE")."""
+The gather of BM token rows holds its loads' registers while in flight, so the tiles are
+small (sm_90a, ptxas, bf16): BM 16 BN 32 BK 32 128 registers (16 warps a multiprocessor; BK
+64 took 180, BN 64 255); BM 32 BN 16 BK 32 140 (12 warps; BK 16, 134, has no gfx950 MFMA;
+gfx1100 takes BK 16: at 32 it used 36 bytes of scratch). BM 64 (vLLM's larger-batch
+block) took 179 to 255 at every tile tried and is not shipped: align to 16 or 32. One route
+per block at every slot count: not tuned on a GPU yet (docs/ops.md, "MoE")."""
 from ...errors import InputError
 from .._library import Route, RoutingTable
 
-BLOCK_MS = (16, 32, 64)
+BLOCK_MS = (16, 32)
 FUSED_BLOCK_M = 16
-DECODE_SLOTS = 256
-BK = 64
 
 
-def gemm_route(bm: int, bn: int, max_rows: int | None = None, routed: int = 0) -> Route:
-    return Route("moe_gemm_nt", {"BM": bm, "BN": bn, "BK": BK, "WARPS": 4, "TOP_K": 8,
-                                 "ROUTED": routed},
-                 max_rows=max_rows, sample=(3, 96))
+RDNA = ("gfx1100", "gfx1201")
+NOT_RDNA = ("sm_90a", "gfx942", "gfx950")
+
+
+def gemm_route(bm: int, bn: int, bk: int, routed: int, targets=None) -> Route:
+    return Route("moe_gemm_nt", {"BM": bm, "BN": bn, "BK": bk, "WARPS": 4, "TOP_K": 8,
+                                 "ROUTED": routed}, sample=(3, 96), targets=targets)
 
 
 ROUTES = [
-    gemm_route(16, 32, max_rows=DECODE_SLOTS),
-    gemm_route(16, 32, max_rows=DECODE_SLOTS, routed=1),
-    gemm_route(16, 64),
-    gemm_route(16, 64, routed=1),
-    gemm_route(32, 32),
-    gemm_route(64, 32),
+    *(gemm_route(16, 32, 32, routed) for routed in (0, 1)),
+    *(gemm_route(32, 16, 32, routed, NOT_RDNA) for routed in (0, 1)),
+    *(gemm_route(32, 16, 16, routed, RDNA) for routed in (0, 1)),
 ]
 
 TABLE = RoutingTable(ROUTES)
