@@ -1,0 +1,173 @@
+"""Paged decode attention (issue #12), one kernel pair per dtype and head size D.
+
+Layout (what op.py hands the kernels): the query `[seqs · kv_heads, group, D]`, so a kv head's
+`group` query heads are one depth slice whose 16-row tile stops at the group's edge (rows past
+it load as zeros and are never stored); key_cache and value_cache `[blocks, 16, kv_heads · D]`,
+so a page of one kv head is the 16 x D tile at column tile kv_head (each row D contiguous
+elements: 16-byte loads); block_tables `[seqs, max_pages]` and seq_lens `[1, seqs]` int32, read
+with `hk.load_scalar`.
+
+`paged_decode`: a block per (partition, 16-head chunk, seq · kv head), one warp. It walks its
+partition's pages (PART_PAGES of them, all of the sequence when SPLIT is off), each page's K
+and V read once for every query head of the kv head: S = Q·Kᵀ (16 x 16, fp32), tokens at or
+past seq_len masked to -inf, an online softmax in fp32 (running max m, sum l), O += P·V with P
+rounded to the input dtype (flash attention's rounding). The page's table entry is read before
+the loop step that uses it (`PREFETCH` pages ahead its K and V are loaded while the current
+one is computed). Unsplit, it stores O / l. Split, it stores the unnormalised O (fp32) and
+(m, l) per head into the partials, which `paged_decode_combine` folds in partition order
+(deterministic: no atomics). The running max starts at -1e30, not -inf, so an empty partition
+or a warp with no page keeps l = 0 and O = 0 with no NaN (exp(-1e30 - m) is 0)."""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+import functools
+
+import ktile as hk
+
+FLOOR = -1.0e30        # the running max's start: below every score, finite (no inf - inf)
+COLS = 64              # a warp's columns of the head: WARPS = D / COLS warps a block
+
+SHAPES = [
+    (lambda p: p.q.cols == p.D and p.out.cols == p.D and p.k_cache.cols % p.D == 0,
+     "q and out must be [seqs * kv_heads, group, D], the caches [blocks * 16, kv_heads * D]"),
+    (lambda p: p.D == p.WARPS * COLS, "WARPS must be D / 64: a warp takes 64 columns"),
+    (lambda p: p.PART_PAGES % p.PAGES == 0, "PART_PAGES must be a multiple of PAGES"),
+    (lambda p: p.k_cache.rows % 16 == 0 and p.v_cache.rows == p.k_cache.rows
+     and p.v_cache.cols == p.k_cache.cols,
+     "key_cache and value_cache must be [blocks * 16, kv_heads * D], alike"),
+    (lambda p: p.q.depth == p.block_tables.rows * (p.k_cache.cols // p.D)
+     and p.seq_lens.cols == p.block_tables.rows and p.seq_lens.rows == 1,
+     "q's depth must be seqs * kv_heads, with one block-table row and one length per seq"),
+    (lambda p: p.out.depth == p.q.depth and p.out.rows == p.q.rows,
+     "out must be shaped like q"),
+    (lambda p: p.q.batch * p.out.batch * p.k_cache.batch * p.k_cache.depth
+     * p.v_cache.batch * p.v_cache.depth == 1,
+     "q and out must be 3-D views, the caches 2-D"),
+]
+
+COMBINE_SHAPES = [
+    (lambda p: p.out.cols == p.D and p.part_out.cols == p.D and p.part_stats.cols == 2,
+     "part_out must be [seqs * kv_heads * parts, group, D], part_stats [..., group, 2]"),
+    (lambda p: p.D == p.WARPS * COLS, "WARPS must be D / 64: a warp takes 64 columns"),
+    (lambda p: p.part_out.depth % p.out.depth == 0
+     and p.part_stats.depth == p.part_out.depth and p.part_out.rows == p.out.rows,
+     "the partials must hold a whole number of partitions per (seq, kv head)"),
+    (lambda p: p.out.depth % p.seq_lens.cols == 0 and p.seq_lens.rows == 1,
+     "out's depth must be seqs * kv_heads, one length per seq"),
+]
+
+
+def page_rows(block_tables, seq, step, seq_len, PAGES):
+    """The cache rows (page · 16 + row) of step `step`'s 16 · PAGES tokens, -1 for tokens at or
+    past seq_len: a gather reads zeros there, so no stale value (NaN included) reaches P·V."""
+    index = hk.iota(hk.RV(hk.i32, 16 * PAGES), "row")
+    rows = hk.full(hk.RV(hk.i32, 16 * PAGES), -1)
+    for i in range(PAGES):                  # page i holds tokens [16 i, 16 i + 16) of the step
+        page = hk.load_scalar(block_tables, seq, step * PAGES + i)
+        rows = hk.where(index >= 16 * i, page * 16 + index - 16 * i, rows)
+    return hk.where(index + step * PAGES * 16 < seq_len, rows, -1)
+
+
+def page_tiles(k_cache, v_cache, block_tables, seq, step, seq_len, col, DT, PAGES):
+    """K (row layout) and V (col layout) of step `step`'s 16 · PAGES tokens, column tile
+    `col`: one page by tile loads (V's rows past seq_len zeroed), several by gathers."""
+    if PAGES > 1:
+        rows = page_rows(block_tables, seq, step, seq_len, PAGES)
+        return (hk.gather(k_cache, rows, hk.RT(DT, 16 * PAGES, COLS), col=col),
+                hk.gather(v_cache, rows, hk.RT(DT, 16 * PAGES, COLS, "col"), col=col))
+    page = hk.load_scalar(block_tables, seq, step)
+    at = hk.tile_coord(0, 0, page, col)
+    kt = k_cache[at].load(hk.RT(DT, 16, COLS))
+    vt = v_cache[at].load(hk.RT(DT, 16, COLS, "col"))
+    token = hk.iota(hk.RT(hk.i32, 16, COLS, "col"), "row") + step * 16
+    return kt, hk.where(token < seq_len, vt, 0.0)
+
+
+@functools.cache
+def paged_decode(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.block_tables.cols, p.PART_PAGES),
+                               hk.cdiv(p.q.rows, 16), p.q.depth),
+               warps="WARPS", requires=SHAPES)
+    def paged_decode(q: hk.Tensor[DT], k_cache: hk.Tensor[DT], v_cache: hk.Tensor[DT],
+                     block_tables: hk.Tensor[hk.i32], seq_lens: hk.Tensor[hk.i32],
+                     out: hk.Tensor[DT], part_out: hk.Tensor[hk.fp32],
+                     part_stats: hk.Tensor[hk.fp32], scale: float, *,
+                     D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
+                     PAGES: hk.Constexpr[int] = 1, PART_PAGES: hk.Constexpr[int] = 1 << 20,
+                     SPLIT: hk.Constexpr[bool] = False):
+        part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
+        warp = hk.arch.warp_id                       # owns columns [64 warp, 64 warp + 64)
+        kv_heads = k_cache.cols // D
+        seq, kv_head = row // kv_heads, row % kv_heads
+        seq_len = hk.load_scalar(seq_lens, 0, seq)
+        first = part * (PART_PAGES // PAGES)
+        steps = hk.minimum(hk.cdiv(seq_len, 16 * PAGES), first + PART_PAGES // PAGES)
+        col = kv_head * WARPS + warp
+        qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
+        m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
+        l = hk.zeros(hk.RV(hk.fp32, 16))
+        acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
+        for step in range(first, steps):
+            kt, vt = page_tiles(k_cache, v_cache, block_tables, seq, step, seq_len, col, DT,
+                                PAGES)
+            s = hk.zeros(hk.RT(hk.fp32, 16, 16 * PAGES))
+            s += qt @ kt.T                           # this warp's 64 columns of Q·Kᵀ
+            if WARPS > 1:
+                s = hk.group.sum(s)
+            token = hk.iota(hk.RT(hk.i32, 16, 16 * PAGES), "col") + step * PAGES * 16
+            s = hk.where(token >= seq_len, float("-inf"), s * scale)
+            new_max = hk.maximum(m, hk.row_max(s))
+            p = hk.exp(s - new_max)
+            rescale = hk.exp(m - new_max)
+            l = l * rescale + hk.row_sum(p)
+            acc = acc * rescale
+            acc += p.to(DT) @ vt
+            m = new_max
+        if SPLIT:
+            parts = part_out.depth // q.depth
+            at = hk.tile_coord(0, row * parts + part, chunk, warp)
+            part_out[at] = acc
+            stats = hk.zeros(hk.RT(hk.fp32, 16, 16))
+            which = hk.iota(hk.RT(hk.i32, 16, 16), "col")
+            part_stats[hk.tile_coord(0, row * parts + part, chunk, 0)] = \
+                hk.where(which == 0, stats + m, stats + l)
+        else:
+            out[hk.tile_coord(0, row, chunk, warp)] = (acc / hk.maximum(l, 1e-30)).to(DT)
+    return paged_decode
+
+
+@functools.cache
+def paged_decode_combine(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.out.rows, 16), p.out.depth), warps="WARPS",
+               requires=COMBINE_SHAPES)
+    def paged_decode_combine(part_out: hk.Tensor[hk.fp32], part_stats: hk.Tensor[hk.fp32],
+                             seq_lens: hk.Tensor[hk.i32], out: hk.Tensor[DT], *,
+                             D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
+                             PART_PAGES: hk.Constexpr[int] = 32):
+        chunk, row, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
+        seq = row // (out.depth // seq_lens.cols)
+        seq_len = hk.load_scalar(seq_lens, 0, seq)
+        used = (seq_len + PART_PAGES * 16 - 1) // (PART_PAGES * 16)
+        parts = part_out.depth // out.depth
+        col = hk.iota(hk.RT(hk.i32, 16, 16), "col")
+        m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
+        l = hk.zeros(hk.RV(hk.fp32, 16))
+        acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
+        for part in range(used):               # in partition order: the same sum every run
+            at = hk.tile_coord(0, row * parts + part, chunk, 0)
+            stats = part_stats[at].load(hk.RT(hk.fp32, 16, 16))
+            part_max = hk.row_max(hk.where(col == 0, stats, FLOOR))
+            part_sum = hk.row_sum(hk.where(col == 1, stats, 0.0))
+            new_max = hk.maximum(m, part_max)
+            old, this = hk.exp(m - new_max), hk.exp(part_max - new_max)
+            l = l * old + part_sum * this
+            values = part_out[hk.tile_coord(0, row * parts + part, chunk, warp)]
+            acc = acc * old + values.load(hk.RT(hk.fp32, 16, COLS)) * this
+            m = new_max
+        out[hk.tile_coord(0, row, chunk, warp)] = (acc / hk.maximum(l, 1e-30)).to(DT)
+    return paged_decode_combine
+
+
+KERNELS = {"paged_decode": paged_decode, "paged_decode_combine": paged_decode_combine}
