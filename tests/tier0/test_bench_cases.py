@@ -10,6 +10,7 @@ from ktile.bench import cases, runner  # noqa: E402
 COMPUTE_BOUND = {"matmul", "linear",       # timed by benchmarks/wgmma_gemm.py, not here
                  "scaled_dot_product_attention"}   # benchmarks/attention.py
 COMPUTE_BOUND |= {"awq_gemm", "awq_dequantize"}   # W4A16: timed by benchmarks/awq.py
+COMPUTE_BOUND |= {"scaled_mm"}   # fp8 GEMM: timed by benchmarks/matmul_fp8.py
 
 
 @pytest.fixture(autouse=True)

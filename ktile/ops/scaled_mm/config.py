@@ -1,14 +1,19 @@
 """scaled_mm's routes: `fp8_ws_nt` (kernels.py) on sm_90a at matmul's warp-specialised tile
-widths (matmul/config.py, NT_TILES: the same stage bytes, BK 128 fp8 being BK 64 bf16):
+widths (matmul/config.py, NT_TILES: the same stage bytes, BK 128 fp8 being BK 64 bf16), one
+set of routes per epilogue form (ROWWISE: per-token / per-channel scales; BIAS: a bias given),
+the form's constants in its routes so that every form the op launches is built and tested:
 
-- M > WIDE_MIN_M: 128 x 256, 4 stages of 48 KiB;
 - M 385..512 with N a multiple of 6144: 128 x 192, 5 stages (whole waves of 132 SMs);
-- other M <= WIDE_MIN_M, and every call with per-token / per-channel scales and a bias:
-  128 x 128, 6 stages of 32 KiB (128 x 256 with both the scale_b and bias column vectors is
-  over the consumers' 240 registers: the budgets pass's estimate, 244).
+- other M <= WIDE_MIN_M: 128 x 128, 6 stages of 32 KiB;
+- larger M: 128 x 256, 4 stages of 48 KiB, for per-tensor scales without a bias only. The
+  consumers hold the 16 x BN fp32 accumulator (BN / 2 registers a lane) and each column
+  vector of the epilogue (scale_b per channel, fp32: BN / 4; the bias: up to BN / 4 in
+  fp32): at BN 256 either vector takes the budgets pass's estimate to 210 of the 240
+  registers, over its warning line (180), so those forms take 128 x 192 (5 stages), and
+  ROWWISE with a bias 128 x 128 everywhere (at 192: 212).
 
 Small M (decode) takes the same tiles: correct at any M (rows past M are zero-filled and
-never stored), not tuned for it. Each form builds with zero spills on sm_90a
+never stored), not tuned for it. Every route builds with zero spills on sm_90a
 (tests/tier1/test_scaled_mm_build.py). AMD targets are refused (op.py): no route there.
 """
 from __future__ import annotations
@@ -20,21 +25,31 @@ SM90 = ("sm_90a",)
 WIDE_MIN_M = 1024
 GROUP_M = 8
 
-NARROW = Route("fp8_ws_nt", {"BN": 128, "STAGES": 6, "GROUP_M": GROUP_M}, targets=SM90,
-               sample=(300, 300))
-TABLE = RoutingTable([
-    Route("fp8_ws_nt", {"BN": 192, "STAGES": 5, "GROUP_M": GROUP_M}, min_rows=385,
-          max_rows=512, cols_multiple=6144, targets=SM90, sample=(400, 6144)),
-    Route("fp8_ws_nt", {"BN": 128, "STAGES": 6, "GROUP_M": GROUP_M}, max_rows=WIDE_MIN_M,
-          targets=SM90, sample=(300, 300)),
-    Route("fp8_ws_nt", {"BN": 256, "STAGES": 4, "GROUP_M": GROUP_M}, targets=SM90,
-          sample=(70, 300)),
-])
+
+
+def tile(bn: int, stages: int, rowwise: bool, bias: bool, **fit) -> Route:
+    return Route("fp8_ws_nt", {"BN": bn, "STAGES": stages, "GROUP_M": GROUP_M,
+                               "ROWWISE": rowwise, "BIAS": bias}, targets=SM90, **fit)
+
+
+def form_routes(rowwise: bool, bias: bool) -> list[Route]:
+    if rowwise and bias:
+        return [tile(128, 6, True, True, sample=(300, 300))]
+    wide = (256, 4) if not (rowwise or bias) else (192, 5)
+    return [tile(192, 5, rowwise, bias, min_rows=385, max_rows=512, cols_multiple=6144,
+                 sample=(400, 6144)),
+            tile(128, 6, rowwise, bias, max_rows=WIDE_MIN_M, sample=(300, 300)),
+            tile(*wide, rowwise, bias, sample=(70, 300))]
+
+
+FORMS = [(False, False), (True, False), (False, True), (True, True)]
+TABLE = RoutingTable([route for form in FORMS for route in form_routes(*form)])
 
 
 def fits_form(route: Route, rowwise: bool, bias: bool) -> bool:
-    """Whether the route's consumers hold the epilogue of this form (see the docstring)."""
-    return not (rowwise and bias and route.constants.get("BN", 256) > 192)
+    """Whether the route is of this epilogue form (a measured table's routes name theirs)."""
+    c = route.constants
+    return c.get("ROWWISE", False) == rowwise and c.get("BIAS", True) == bias
 
 
 def choose(rows: int, cols: int, target: str, rowwise: bool, bias: bool) -> Route:

@@ -10,9 +10,8 @@ accumulators by the scales (a row vector of scale_a per token, or its one value;
 vector of scale_b per channel, or its one value), adds the bias in fp32 and rounds once.
 
 The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
-each (per tensor). BIAS False leaves the bias unread (a call without one): at BN 256 the
-accumulator (128 registers a lane), scale_b's column vector (64) and the bias's (32) are over
-the consumers' 240 together, so ROWWISE with a bias takes the narrower routes (config.py). Ragged edges as matmul's: the TMA zero-fills loads past M,
+each (per tensor). BIAS False leaves the bias unread (a call without one); each epilogue
+form has its routes (config.py: the column vectors' registers decide the widest tile). Ragged edges as matmul's: the TMA zero-fills loads past M,
 N or K, stores past M or N write nothing, a vector load past M or N reads zeros.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes

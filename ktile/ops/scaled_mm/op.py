@@ -66,7 +66,7 @@ def launch(a, b, scale_a, scale_b, bias, out: torch.Tensor, rowwise: bool) -> No
     # stand in for the [N] argument (out itself may not: the runtime refuses the alias)
     unread = zero_bias(n, out) if bias is None else bias
     args = (a, b.t(), sa, sb, unread, out)
-    constants = dict(route.constants, ROWWISE=rowwise, BIAS=bias is not None)
+    constants = dict(route.constants, ROWWISE=rowwise, BIAS=bias is not None)   # a pin's too
     if lib._RUNNER:
         lib.run(kernel, *args, **constants)
         return
