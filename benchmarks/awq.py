@@ -1,0 +1,230 @@
+"""Time `ktile.ops.awq_gemm` (W4A16, AWQ layout, group 128) on a CUDA GPU against its
+baselines, in one process (issue #11).
+
+    python3 benchmarks/awq.py --quick --json /tmp/awq.json    # a subset (~1-2 min with builds)
+    python3 benchmarks/awq.py --json /tmp/awq.json            # every shape (~4-6 min)
+    python3 benchmarks/awq.py --check-only                    # correctness only, no timing
+
+Shapes: Qwen3-8B's linear layers, (N, K) in {(6144, 4096), (4096, 4096), (24576, 4096),
+(4096, 12288)}; decode M in {1, 2, 4, 8, 16, 32}, prefill M in {512, 2048, 4096}. Inputs: x
+bf16 (or --dtype fp16), random 4-bit codes and zeros packed in AWQ's order, scales in
+[0.001, 0.021). Every timed function's result is checked first against x · w in fp32 (w
+dequantised exactly in fp32 by torch: no 16-bit rounding) with the op reference's tolerance
+(ktile/ops/awq/reference.py); a wrong result is reported and not timed.
+
+Columns: decode: ktile (the op as routed: the GEMV and the split-K reduction), `triton` (a
+plain Triton W4A16 GEMV, ktile/bench/triton_awq.py), `torch` (torch's dequantisation then
+torch.matmul); GB/s on the bytes the product must read (qweight + scales + zeros + x) and %
+of the device's copy bandwidth (read + written bytes of a 1 GiB copy, measured here).
+Prefill: ktile (awq_dequantize then ktile.ops.matmul), `torch` (torch's dequantisation then
+cuBLAS), and `cublas` (cuBLAS on the already dequantised weight: the floor); TFLOP/s.
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times);
+decode is also replayed from a CUDA graph (ktile's decode is a conversion of x and two
+launches plus Python checks). Exit code 1 when a result was wrong, 2 without a CUDA GPU.
+`run(args) -> list[dict]` is the entry benchmarks/matmul.py can call as a section.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288))
+DECODE_M = (1, 2, 4, 8, 16, 32)
+PREFILL_M = (512, 2048, 4096)
+QUICK = (("decode", 1, 4096, 4096), ("decode", 8, 6144, 4096), ("decode", 32, 24576, 4096),
+         ("decode", 1, 4096, 12288), ("prefill", 512, 4096, 4096),
+         ("prefill", 2048, 24576, 4096), ("prefill", 4096, 4096, 12288))
+REVERSE = (0, 4, 1, 5, 2, 6, 3, 7)      # column j of a word sits at nibble REVERSE[j]
+
+
+def shapes(quick: bool) -> list[tuple[str, int, int, int]]:
+    """(kind, M, N, K) of the sweep."""
+    if quick:
+        return list(QUICK)
+    decode = [("decode", m, n, k) for n, k in NK for m in DECODE_M]
+    return decode + [("prefill", m, n, k) for n, k in NK for m in PREFILL_M]
+
+
+def pack(codes):
+    """Codes int32 [R, N] (0..15) → AWQ words int32 [R, N/8] (nibble REVERSE[j] ← column j)."""
+    import torch
+    words = torch.zeros((codes.shape[0], codes.shape[1] // 8), dtype=torch.int64,
+                        device=codes.device)
+    for j, nibble in enumerate(REVERSE):
+        words |= codes[:, j::8].to(torch.int64) << (4 * nibble)
+    return (words - (words >= 1 << 31).to(torch.int64) * (1 << 32)).to(torch.int32)
+
+
+def inputs(m: int, n: int, k: int, dtype):
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k)
+    x = torch.randn((m, k), generator=g, device="cuda").to(dtype)
+    codes = torch.randint(0, 16, (k, n), generator=g, device="cuda", dtype=torch.int32)
+    zeros = torch.randint(0, 16, (k // 128, n), generator=g, device="cuda", dtype=torch.int32)
+    scales = (torch.rand((k // 128, n), generator=g, device="cuda") * 0.02 + 0.001).to(dtype)
+    return x, pack(codes), scales, pack(zeros)
+
+
+def torch_dequantize(qweight, scales, qzeros, dtype=None):
+    """w [K, N] = (q − z) · s by torch ops (the baseline's dequantisation); in fp32 when
+    dtype is torch.float32 (the check's exact weights), else in the scales' dtype."""
+    import torch
+    shifts = torch.tensor([4 * r for r in REVERSE], dtype=torch.int32, device=qweight.device)
+    q = ((qweight[:, :, None] >> shifts) & 0xF).flatten(1)
+    z = ((qzeros[:, :, None] >> shifts) & 0xF).flatten(1)
+    dtype = dtype or scales.dtype
+    z = z.repeat_interleave(128, dim=0).to(dtype)
+    s = scales.to(dtype).repeat_interleave(128, dim=0)
+    return (q.to(dtype) - z) * s
+
+
+def check(x, w32, got, dtype: str, rounded_weights: bool) -> tuple[float, float]:
+    """(max error, tolerance) against x · w in fp32: the reference's bound (reference.py)."""
+    from ktile.ops.awq.reference import ULP
+    want = x.float() @ w32
+    k = x.shape[1]
+    xw = k * float(x.abs().max()) * float(w32.abs().max())
+    tol = xw * 2.0 ** -22 + float(want.abs().max()) * ULP[dtype] + 1e-3
+    if rounded_weights:
+        tol += float((x.float().abs() @ w32.abs()).max()) * ULP[dtype] / 2
+    return float((got.float() - want).abs().max()), tol
+
+
+def graphed(fn):
+    """A CUDA graph of `fn()` (after one eager call), replayed by the returned function."""
+    import torch
+    fn()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def timed(fn, repeats: int) -> dict:
+    from ktile.bench.timing import time_call
+    try:
+        return time_call(fn, repeats=repeats).as_dict()
+    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
+        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+
+
+def contenders(kind: str, x, qweight, scales, qzeros) -> dict:
+    """name → (function, whether it rounds the weights to 16 bits first)."""
+    import torch
+    import ktile.ops as ops
+    found = {"ktile": (lambda: ops.awq_gemm(x, qweight, scales, qzeros), kind == "prefill"),
+             "torch": (lambda: torch.matmul(x, torch_dequantize(qweight, scales, qzeros)),
+                       True)}
+    if kind == "decode":
+        try:
+            from ktile.bench import triton_awq
+            found["triton"] = (lambda: triton_awq.awq_gemv(x, qweight, scales, qzeros), False)
+        except ImportError:
+            pass
+    else:
+        w = torch_dequantize(qweight, scales, qzeros)
+        found["cublas"] = (lambda: torch.matmul(x, w), True)
+    return found
+
+
+def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
+    """One shape: check every contender's result, then time the correct ones."""
+    import torch
+    from ktile.bench.timing import gbps
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    x, qweight, scales, qzeros = inputs(m, n, k, dtype)
+    w32 = torch_dequantize(qweight, scales, qzeros, torch.float32)
+    row = {"kind": kind, "m": m, "n": n, "k": k, "dtype": args.dtype, "correct": True}
+    nbytes = sum(t.numel() * t.element_size() for t in (qweight, scales, qzeros, x))
+    for name, (fn, rounded) in contenders(kind, x, qweight, scales, qzeros).items():
+        try:
+            err, tol = check(x, w32, fn(), args.dtype, rounded)
+        except Exception as failure:   # noqa: BLE001 - reported, not fatal
+            row[name] = {"error": f"{type(failure).__name__}: {str(failure)[:300]}"}
+            row["correct"] &= name != "ktile"
+            continue
+        row[name] = {"error_max": err, "tolerance": tol, "correct": err <= tol}
+        if err > tol:
+            row["correct"] = False
+            continue
+        if args.check_only:
+            continue
+        row[name].update(timed(fn, args.repeats))
+        if kind == "decode":
+            row[name + "_graph"] = timed(graphed(fn), args.repeats)
+    for key in [key for key in row if isinstance(row[key], dict) and "ms" in row[key]]:
+        ms = row[key]["ms"]
+        row[key]["gbps"] = gbps(nbytes, ms)
+        row[key]["pct_copy"] = 100 * gbps(nbytes, ms) / copy
+        row[key]["tflops"] = 2 * m * n * k / ms / 1e9
+    row["bytes_read"] = nbytes
+    return row
+
+
+def best(row: dict, who: str) -> float | None:
+    times = [row.get(key, {}).get("ms") for key in (who, who + "_graph")]
+    times = [t for t in times if t]
+    return min(times) if times else None
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'kind':8} {'M':>5} {'N':>6} {'K':>6} | {'ktile us':>9} {'triton':>8} "
+          f"{'torch':>8} {'cublas':>8} | {'vs torch':>8} | {'ktile %copy/TF':>14} ok")
+    for row in rows:
+        us = {who: (best(row, who) or float("nan")) * 1e3
+              for who in ("ktile", "triton", "torch", "cublas")}
+        ratio = us["torch"] / us["ktile"]
+        pick = min((row.get(key, {}) for key in ("ktile", "ktile_graph")),
+                   key=lambda t: t.get("ms", float("inf")))
+        figure = (f"{pick.get('pct_copy', 0):.0f}% copy" if row["kind"] == "decode"
+                  else f"{pick.get('tflops', 0):.0f} TF/s")
+        print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
+              f"{us['triton']:8.1f} {us['torch']:8.1f} {us['cublas']:8.1f} | {ratio:7.2f}x | "
+              f"{figure:>14} {'yes' if row['correct'] else 'NO'}")
+
+
+def run(args) -> list[dict]:
+    """Every shape of the sweep `args` selects (quick, check_only, dtype, repeats)."""
+    from ktile.bench.timing import copy_gbps
+    copy = 0.0 if args.check_only else copy_gbps()
+    return [measure(*shape, args, copy) | {"copy_gbps": copy} for shape in shapes(args.quick)]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/awq.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="a subset of the shapes")
+    p.add_argument("--json", metavar="PATH", help="write the rows to this JSON file")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmarks/awq.py: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    rows = run(args)
+    print_table(rows)
+    if args.json:
+        report = {"device": torch.cuda.get_device_name(), "host": platform.node(),
+                  "torch": torch.__version__, "rows": rows}
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0 if all(row["correct"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
