@@ -8,7 +8,8 @@ torch = pytest.importorskip("torch")
 from ktile.bench import cases, runner  # noqa: E402
 
 COMPUTE_BOUND = {"matmul", "linear",       # timed by benchmarks/wgmma_gemm.py, not here
-                 "scaled_dot_product_attention"}   # benchmarks/attention.py
+                 "scaled_dot_product_attention",   # benchmarks/attention.py
+                 "moe_align_block_size", "moe_grouped_gemm", "fused_moe"}   # benchmarks/moe.py
 COMPUTE_BOUND |= {"awq_gemm", "awq_dequantize"}   # W4A16: timed by benchmarks/awq.py
 COMPUTE_BOUND |= {"scaled_mm"}   # fp8 GEMM: timed by benchmarks/matmul_fp8.py
 
