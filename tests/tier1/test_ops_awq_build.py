@@ -1,0 +1,33 @@
+"""W4A16's routes (ktile/ops/awq/config.py) beyond the narrowest and widest, which
+tests/tier1/test_ops_build.py builds for sm_90a, gfx950 and gfx1100: the decode GEMV at MB 2
+and 4 in bf16 and fp16 on sm_90a (ptxas: no spill, no stack, at least 6 resident blocks of 4
+warps: its loads in flight come from resident warps), and MB 4 at gfx950 (clang with the
+cocheck gate)."""
+import pytest
+
+import build_gates
+
+from ktile.ops.awq import config
+from ktile.ops.awq.op import OP
+from toolchain_checks import has_nvcc
+
+pytestmark = pytest.mark.tier1
+
+MIDDLE = [r for r in config.DECODE_ROUTES if r.constants["MB"] > 1]
+
+
+@pytest.mark.skipif(not has_nvcc(), reason="needs nvcc")
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("route", MIDDLE, ids=lambda r: f"MB{r.constants['MB']}")
+def test_decode_routes_build_clean_on_sm90a(route, dtype):
+    build = OP.kernel(route, dtype).build(target="sm_90a", **route.constants)
+    res = build.resources
+    assert (res.spill_stores, res.spill_loads, res.stack_bytes) == (0, 0, 0), res
+    assert res.occupancy.warps // route.constants["WARPS"] >= 6, res
+
+
+def test_widest_decode_route_builds_clean_on_gfx950(tmp_path):
+    route = config.DECODE_ROUTES[-1]
+    source = OP.kernel(route, "bf16").trace("gfx950", **route.constants).source()
+    build = build_gates.amd().amd_build(source, tmp_path, "awq_gemv_mb4", "gfx950")
+    build_gates.amd().assert_clean(build, "awq_gemv_partials", "awq_gemv_mb4")
