@@ -1,0 +1,103 @@
+"""scaled_mm (issue #11) on the CPU interpreter, traced for sm_90a: the fp8 warp-specialised
+kernel against the float64 reference at ragged M, N and K (K 208: not a multiple of the
+128-wide K tile) in every epilogue form (per-tensor or per-token/per-channel scales, with and
+without a bias) and output dtype; the routes by form and shape; bad inputs refused before
+anything runs, each naming the parameter and the fix; AMD targets refused naming sm_90a."""
+import numpy as np
+import pytest
+
+from ktile import dtypes
+from ktile.errors import InputError
+from ktile.ops import _library as lib
+from ktile.ops.scaled_mm import config, op
+from ktile.ops.scaled_mm.reference import scaled_mm as reference, tolerance
+from tests.bad_inputs import refused
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("rows,cols,rowwise,bias,out", [
+    (130, 200, True, True, "bf16"), (130, 200, False, False, "bf16"),
+    (77, 136, True, False, "fp32"), (5, 300, False, True, "fp16")])
+def test_matches_the_reference_at_ragged_shapes(rows, cols, rowwise, bias, out):
+    err, tol = op.OP.check(rows, cols, f"fp8-{out}") if (rowwise, bias) == (True, True) else \
+        op.case(rows, cols, f"fp8-{out}", rowwise=rowwise, bias=bias)
+    assert err <= tol, (err, tol)
+
+
+def test_scales_are_applied_not_ignored():
+    """Per-token and per-channel scales of 1 and 2 differ from scales of 1: the reference's
+    tolerance at those shapes is below the difference the scales make."""
+    a, w, _, _, _ = op.operands(70, 136, 64, rowwise=True, bias=False)
+    sa = torch.ones(70, 1)
+    sb = torch.ones(1, 136)
+    sb[0, ::2] = 2.0
+    got = op.scaled_mm(a, w.t(), sa, sb).float().numpy()
+    want = reference(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(), None,
+                     dtypes.bf16)
+    tol = tolerance(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(), want,
+                    "bf16")
+    assert np.abs(got - want).max() <= tol
+    assert np.abs(want[:, ::2]).max() > 4 * tol        # scaled columns are far from unscaled
+
+
+@pytest.mark.parametrize("rows,cols,rowwise,bias,bn", [
+    (8192, 4096, False, False, 256), (8192, 4096, True, False, 192),
+    (8192, 4096, False, True, 192), (8192, 4096, True, True, 128),
+    (512, 6144, False, False, 192), (512, 4096, False, False, 128), (1, 4096, True, False, 128)])
+def test_routes_by_form_and_shape(rows, cols, rowwise, bias, bn):
+    route = config.choose(rows, cols, "sm_90a", rowwise, bias)
+    assert route.constants["BN"] == bn
+    assert (route.constants["ROWWISE"], route.constants["BIAS"]) == (rowwise, bias)
+
+
+def test_amd_targets_are_refused_naming_sm_90a(monkeypatch):
+    a, w, sa, sb, _ = op.operands(16, 32, 32, rowwise=False, bias=False)
+    monkeypatch.setattr(lib, "target_of", lambda t: "gfx950")
+    refused(lambda: op.scaled_mm(a, w.t(), sa, sb), "gfx950", "sm_90a", kind=InputError)
+
+
+def operands():
+    a, w, sa, sb, bias = op.operands(32, 48, 64, rowwise=True, bias=True)
+    return {"a": a, "b": w.t(), "scale_a": sa, "scale_b": sb, "bias": bias}
+
+
+BAD = [
+    ("a", lambda x: x["a"].bfloat16(), ["'a'", "float8_e4m3fn"]),
+    ("b dtype", lambda x: x["b"].float(), ["'b'", "float8_e4m3fn"]),
+    ("b row-major", lambda x: x["b"].contiguous(), ["'b'", "column-major", "w.t()"]),
+    ("K", lambda x: x["a"][:, :40].contiguous(), ["K (a.shape[1]) is 40", "multiple of 16"]),
+    ("K mismatch", lambda x: x["a"][:, :48].contiguous(), ["'a'", "'b'", "columns"]),
+    ("scale_a shape", lambda x: torch.ones(32, 2), ["'scale_a'", "[32, 1]"]),
+    ("scale_a dtype", lambda x: x["scale_a"].double(), ["'scale_a'", "float32"]),
+    ("scale_a number", lambda x: 1.0, ["'scale_a'", "torch.tensor"]),
+    ("mixed", lambda x: torch.ones(()), ["per tensor", "expand"]),
+    ("bias dtype", lambda x: x["bias"].half(), ["'bias'", "bfloat16"]),
+    ("bias shape", lambda x: x["bias"][:40], ["'bias'", "(48,)"]),
+]
+PARAM = {"a": "a", "b dtype": "b", "b row-major": "b", "K": "a", "K mismatch": "a",
+         "scale_a shape": "scale_a", "scale_a dtype": "scale_a", "scale_a number": "scale_a",
+         "mixed": "scale_a", "bias dtype": "bias", "bias shape": "bias"}
+
+
+@pytest.mark.parametrize("name,change,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_inputs_are_refused_naming_the_parameter(name, change, words):
+    x = operands()
+    x[PARAM[name]] = change(x)
+    if name == "K":
+        x["b"] = x["b"].t()[:, :40].contiguous().t()
+    refused(lambda: op.scaled_mm(**x), *words, kind=InputError)
+
+
+def test_bad_out_dtype_is_refused():
+    refused(lambda: op.scaled_mm(**operands(), out_dtype=torch.int8), "'out_dtype'",
+            "torch.bfloat16", kind=InputError)
+
+
+def test_the_public_function_and_torch_op():
+    import ktile.ops
+    x = operands()
+    assert ktile.ops.scaled_mm is op.scaled_mm
+    got = torch.ops.ktile.scaled_mm(x["a"], x["b"], x["scale_a"], x["scale_b"], x["bias"],
+                                    "bf16")
+    assert torch.equal(got, op.scaled_mm(**x))
