@@ -1,22 +1,27 @@
-"""Paged decode attention (issue #12), one kernel pair per dtype and head size D.
+"""Paged decode attention (issue #12): `paged_decode` and, for the split form,
+`paged_decode_combine`, one kernel per dtype.
 
 Layout (what op.py hands the kernels): the query `[seqs · kv_heads, group, D]`, so a kv head's
 `group` query heads are one depth slice whose 16-row tile stops at the group's edge (rows past
-it load as zeros and are never stored); key_cache and value_cache `[blocks, 16, kv_heads · D]`,
-so a page of one kv head is the 16 x D tile at column tile kv_head (each row D contiguous
-elements: 16-byte loads); block_tables `[seqs, max_pages]` and seq_lens `[1, seqs]` int32, read
-with `hk.load_scalar`.
+it load as zeros and are never stored); key_cache and value_cache `[blocks · 16, kv_heads · D]`,
+so a page of one kv head is the 16 x 64 tile at row tile `page`, column tile `kv_head · WARPS
++ warp` (each row 64 contiguous elements: 16-byte loads); block_tables `[seqs, max_pages]` and
+seq_lens `[1, seqs]` int32, read with `hk.load_scalar`.
 
-`paged_decode`: a block per (partition, 16-head chunk, seq · kv head), one warp. It walks its
-partition's pages (PART_PAGES of them, all of the sequence when SPLIT is off), each page's K
-and V read once for every query head of the kv head: S = Q·Kᵀ (16 x 16, fp32), tokens at or
-past seq_len masked to -inf, an online softmax in fp32 (running max m, sum l), O += P·V with P
-rounded to the input dtype (flash attention's rounding). The page's table entry is read before
-the loop step that uses it (`PREFETCH` pages ahead its K and V are loaded while the current
-one is computed). Unsplit, it stores O / l. Split, it stores the unnormalised O (fp32) and
-(m, l) per head into the partials, which `paged_decode_combine` folds in partition order
-(deterministic: no atomics). The running max starts at -1e30, not -inf, so an empty partition
-or a warp with no page keeps l = 0 and O = 0 with no NaN (exp(-1e30 - m) is 0)."""
+`paged_decode`: a block per (partition, 16-head chunk, seq · kv head) of WARPS = D / 64 warps,
+warp w owning the head's columns [64 w, 64 w + 64). It walks its partition's pages
+(PART_PAGES of them; all of the sequence when the route sets PART_PAGES past any table), each
+page's K and V read once for every query head of the kv head: the warps' partial Q·Kᵀ
+(16 x 16, fp32) summed across the block (`hk.group.sum`, a fixed order), tokens at or past
+seq_len masked to -inf and their V rows zeroed (a stale NaN in the page never reaches P·V), an
+online softmax in fp32 (running max m, sum l), O += P·V with P rounded to the input dtype
+(flash attention's rounding). Unsplit, it stores O / l. Split, it stores the unnormalised O
+(fp32) and (m, l) per head into the partials, which `paged_decode_combine` folds in partition
+order (deterministic: no atomics). The running max starts at -1e30, not -inf, so an empty
+partition keeps l = 0 and O = 0 with no NaN (exp(-1e30 - m) is 0).
+
+P·V's K dimension is one page (16 tokens): the CDNA targets' bf16/fp16 MFMA needs 32, so
+gfx942 and gfx950 are not routed yet (op.py refuses them, naming the target)."""
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 import functools
 
@@ -29,7 +34,6 @@ SHAPES = [
     (lambda p: p.q.cols == p.D and p.out.cols == p.D and p.k_cache.cols % p.D == 0,
      "q and out must be [seqs * kv_heads, group, D], the caches [blocks * 16, kv_heads * D]"),
     (lambda p: p.D == p.WARPS * COLS, "WARPS must be D / 64: a warp takes 64 columns"),
-    (lambda p: p.PART_PAGES % p.PAGES == 0, "PART_PAGES must be a multiple of PAGES"),
     (lambda p: p.k_cache.rows % 16 == 0 and p.v_cache.rows == p.k_cache.rows
      and p.v_cache.cols == p.k_cache.cols,
      "key_cache and value_cache must be [blocks * 16, kv_heads * D], alike"),
@@ -55,29 +59,14 @@ COMBINE_SHAPES = [
 ]
 
 
-def page_rows(block_tables, seq, step, seq_len, PAGES):
-    """The cache rows (page · 16 + row) of step `step`'s 16 · PAGES tokens, -1 for tokens at or
-    past seq_len: a gather reads zeros there, so no stale value (NaN included) reaches P·V."""
-    index = hk.iota(hk.RV(hk.i32, 16 * PAGES), "row")
-    rows = hk.full(hk.RV(hk.i32, 16 * PAGES), -1)
-    for i in range(PAGES):                  # page i holds tokens [16 i, 16 i + 16) of the step
-        page = hk.load_scalar(block_tables, seq, step * PAGES + i)
-        rows = hk.where(index >= 16 * i, page * 16 + index - 16 * i, rows)
-    return hk.where(index + step * PAGES * 16 < seq_len, rows, -1)
-
-
-def page_tiles(k_cache, v_cache, block_tables, seq, step, seq_len, col, DT, PAGES):
-    """K (row layout) and V (col layout) of step `step`'s 16 · PAGES tokens, column tile
-    `col`: one page by tile loads (V's rows past seq_len zeroed), several by gathers."""
-    if PAGES > 1:
-        rows = page_rows(block_tables, seq, step, seq_len, PAGES)
-        return (hk.gather(k_cache, rows, hk.RT(DT, 16 * PAGES, COLS), col=col),
-                hk.gather(v_cache, rows, hk.RT(DT, 16 * PAGES, COLS, "col"), col=col))
-    page = hk.load_scalar(block_tables, seq, step)
+def page_tiles(k_cache, v_cache, block_tables, seq, index, seq_len, col, DT):
+    """K (row layout) and V (col layout) of page `index` of the sequence, column tile `col`;
+    V's rows at or past seq_len zeroed, so no stale value (a NaN) reaches P·V."""
+    page = hk.load_scalar(block_tables, seq, index)
     at = hk.tile_coord(0, 0, page, col)
     kt = k_cache[at].load(hk.RT(DT, 16, COLS))
     vt = v_cache[at].load(hk.RT(DT, 16, COLS, "col"))
-    token = hk.iota(hk.RT(hk.i32, 16, COLS, "col"), "row") + step * 16
+    token = hk.iota(hk.RT(hk.i32, 16, COLS, "col"), "row") + index * 16
     return kt, hk.where(token < seq_len, vt, 0.0)
 
 
@@ -93,28 +82,27 @@ def paged_decode(dtype: str):
                      out: hk.Tensor[DT], part_out: hk.Tensor[hk.fp32],
                      part_stats: hk.Tensor[hk.fp32], scale: float, *,
                      D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
-                     PAGES: hk.Constexpr[int] = 1, PART_PAGES: hk.Constexpr[int] = 1 << 20,
+                     PART_PAGES: hk.Constexpr[int] = 1 << 20,
                      SPLIT: hk.Constexpr[bool] = False):
         part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
         warp = hk.arch.warp_id                       # owns columns [64 warp, 64 warp + 64)
         kv_heads = k_cache.cols // D
         seq, kv_head = row // kv_heads, row % kv_heads
         seq_len = hk.load_scalar(seq_lens, 0, seq)
-        first = part * (PART_PAGES // PAGES)
-        steps = hk.minimum(hk.cdiv(seq_len, 16 * PAGES), first + PART_PAGES // PAGES)
+        first = part * PART_PAGES
+        pages = hk.minimum(hk.cdiv(seq_len, 16), first + PART_PAGES)
         col = kv_head * WARPS + warp
         qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
-        for step in range(first, steps):
-            kt, vt = page_tiles(k_cache, v_cache, block_tables, seq, step, seq_len, col, DT,
-                                PAGES)
-            s = hk.zeros(hk.RT(hk.fp32, 16, 16 * PAGES))
+        for page in range(first, pages):
+            kt, vt = page_tiles(k_cache, v_cache, block_tables, seq, page, seq_len, col, DT)
+            s = hk.zeros(hk.RT(hk.fp32, 16, 16))
             s += qt @ kt.T                           # this warp's 64 columns of Q·Kᵀ
             if WARPS > 1:
                 s = hk.group.sum(s)
-            token = hk.iota(hk.RT(hk.i32, 16, 16 * PAGES), "col") + step * PAGES * 16
+            token = hk.iota(hk.RT(hk.i32, 16, 16), "col") + page * 16
             s = hk.where(token >= seq_len, float("-inf"), s * scale)
             new_max = hk.maximum(m, hk.row_max(s))
             p = hk.exp(s - new_max)
