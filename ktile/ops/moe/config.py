@@ -23,7 +23,7 @@ NOT_RDNA = ("sm_90a", "gfx942", "gfx950")
 
 def gemm_route(bm: int, bn: int, bk: int, routed: int, targets=None) -> Route:
     return Route("moe_gemm_nt", {"BM": bm, "BN": bn, "BK": bk, "WARPS": 4, "TOP_K": 8,
-                                 "ROUTED": routed}, sample=(3, 96), targets=targets)
+                                 "ROUTED": routed}, sample=(3, 40), targets=targets)
 
 
 ROUTES = [

@@ -81,7 +81,7 @@ def moe_grouped_gemm(x, w, sorted_token_ids, expert_ids, num_tokens_post_padded,
     return out
 
 
-CASE_K = 200          # not a multiple of BK: the last K tile is ragged
+CASE_K = 72           # not a multiple of BK: the last K tile is ragged
 CASE_EXPERTS, CASE_TOP_K = 8, 2
 
 
