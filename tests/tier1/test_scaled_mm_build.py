@@ -1,0 +1,67 @@
+"""Tier 1 build of scaled_mm's fp8 kernel (`fp8_ws_nt`, issue #11) on sm_90a: nvcc compiles
+it with no spill, no stack and no wgmma serialized by ptxas (C7514 / C7517), 168 registers at
+launch (the 384-thread block's share; setmaxnreg gives the consumers 240); both operands
+reach `wgmma m64nBNk32.f32.e4m3.e4m3` by descriptor (no ldmatrix, no mma.sync), BK / 32 of
+them a stage, copied by TMA, one MMA group in flight in the K loop. CI builds the widest
+route (per-tensor, 128 x 256) in bf16; KTILE_OPS_FULL_BUILD=1 builds every route's form in
+every output dtype."""
+import re
+import subprocess
+
+import pytest
+
+from ktile import config as knobs
+from ktile.ops.scaled_mm import config
+from ktile.ops.scaled_mm.op import NAMES, OP
+from test_hopper_headers import FLAGS, NVCC, nvcc_build
+
+pytestmark = pytest.mark.tier1
+
+WIDEST = next(r for r in config.TABLE.routes if r.constants["BN"] == 256)
+CASES = [(WIDEST, "fp8-bf16")]
+if knobs.OPS_FULL_BUILD.get() == "1":
+    CASES = [(route, dtype) for route in config.TABLE.routes for dtype in NAMES]
+
+
+def case_id(case) -> str:
+    route, dtype = case
+    return "-".join(f"{k}{v}" for k, v in sorted(route.constants.items())) + f"-{dtype}"
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[case_id(c) for c in CASES])
+def built(request, tmp_path_factory):
+    if NVCC is None:
+        pytest.skip("tier 1: nvcc not found")
+    route, dtype = request.param
+    folder = tmp_path_factory.mktemp("scaled_mm")
+    kernel = OP.kernel(route, dtype)
+    source = kernel.trace("sm_90a", **route.constants).source()
+    cu = folder / "k.cu"
+    cu.write_text(source)
+    flags = [f for f in FLAGS if f not in ("-cubin", "-Xptxas", "-v")]
+    ptx = subprocess.run([NVCC, *flags, "-ptx", str(cu), "-o", str(folder / "k.ptx")],
+                         capture_output=True, text=True, timeout=300)
+    assert ptx.returncode == 0, ptx.stderr[-3000:]
+    return route, kernel.name, (folder / "k.ptx").read_text(), nvcc_build(source, folder, "k")
+
+
+def test_builds_with_no_spill_and_no_serialized_wgmma(built):
+    _, name, _, build = built
+    assert build.returncode == 0, build.log[-3000:]
+    res = build.functions[name]
+    assert (res.spill_stores, res.spill_loads, res.stack_frame) == (0, 0, 0), res
+    assert res.registers == 168, res
+    assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
+
+
+def test_tma_into_fp8_wgmma_by_descriptor_one_group_in_flight(built):
+    route, _, ptx, _ = built
+    bn = route.constants["BN"]
+    issues = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k32\.f32\.e4m3\.e4m3 "
+                        r"\{[^}]*\}, (\S+), (\S+),", ptx)
+    assert len(issues) == 128 // 32, issues          # BK 128: four k32 steps a stage
+    assert all(a.startswith("%rd") and b.startswith("%rd") for a, b in issues)
+    assert "ldmatrix" not in ptx and "mma.sync" not in ptx
+    assert "cp.async.bulk.tensor" in ptx
+    waits = [int(n) for n in re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ptx)]
+    assert 1 in waits and waits[-1] == 0, waits
