@@ -90,7 +90,8 @@ def paged_decode(dtype: str):
         seq, kv_head = row // kv_heads, row % kv_heads
         seq_len = hk.load_scalar(seq_lens, 0, seq)
         first = part * PART_PAGES
-        pages = hk.minimum(hk.cdiv(seq_len, 16), first + PART_PAGES)
+        pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
+                           first + PART_PAGES)            # a length past the table: cut
         col = kv_head * WARPS + warp
         qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
@@ -137,8 +138,8 @@ def paged_decode_combine(dtype: str):
         chunk, row, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         seq = row // (out.depth // seq_lens.cols)
         seq_len = hk.load_scalar(seq_lens, 0, seq)
-        used = (seq_len + PART_PAGES * 16 - 1) // (PART_PAGES * 16)
         parts = part_out.depth // out.depth
+        used = hk.minimum(hk.cdiv(seq_len, PART_PAGES * 16), parts)
         col = hk.iota(hk.RT(hk.i32, 16, 16), "col")
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))

@@ -1,0 +1,136 @@
+"""`ktile.ops.paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens,
+scale=None, out=None)`: one decode step of attention over a paged KV cache in vLLM's flash
+layout (what `ktile.ops.kv_cache_write` writes), `torch.ops.ktile.paged_attention_decode`.
+
+query `[seqs, heads, head_size]`; key_cache, value_cache `[blocks, 16, kv_heads, head_size]`;
+block_tables int32 `[seqs, max_blocks]` (sequence s's token t lies in block
+`block_tables[s, t // 16]`, row `t % 16`); seq_lens int32 `[seqs]`. heads a multiple of
+kv_heads (GQA: query head h reads kv head h // (heads / kv_heads)); head_size 64 or 128;
+bf16 or fp16. Returns `[seqs, heads, head_size]` of query's dtype (or writes `out`). A length
+of 0 gives zeros; a length past the table's max_blocks · 16 tokens is cut to them (the
+lengths stay on the device: no check reads them).
+
+Routing (kernels.py): by (seqs · kv_heads, max_blocks · 16). Few (seq, kv head) pairs split the
+context into partitions (PART_PAGES pages each; partials, then the combine kernel); many run one
+block per pair over the whole context. Targets: sm_90a, gfx1100, gfx1201 and the interpreter;
+gfx942 and gfx950 are refused (their MFMA needs a K of 32: kernels.py).
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .. import _library as lib
+from .._library import Route, RoutingTable
+from ..elementwise.launch import run_kernel
+from . import kernels
+from .checks import BLOCK_SIZE, DTYPES, HEAD_SIZES, NAME, check, check_scale
+TARGETS = ("sm_90a", "gfx1100", "gfx1201")
+WHOLE = 1 << 20        # PART_PAGES past any table: one partition, no combine
+SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 2048 blocks of
+                       # D / 64 warps fill an H200's 132 multiprocessors without splitting
+
+
+def _decode_route(d: int, part_pages: int, max_cols: int | None) -> Route:
+    return Route("paged_decode", {"D": d, "WARPS": d // 64, "PART_PAGES": part_pages,
+                                  "SPLIT": part_pages != WHOLE},
+                 max_rows=SPLIT_BELOW - 1 if part_pages != WHOLE else None, max_cols=max_cols,
+                 targets=TARGETS, sample=(4, 1024))
+
+
+# per head size: contexts up to 2048 tokens in partitions of 8 pages (128 tokens), longer ones
+# of 32 pages (512 tokens); then one block a (seq, kv head) over the whole context
+TABLE = RoutingTable([route for d in HEAD_SIZES for route in (
+    _decode_route(d, 8, 2048), _decode_route(d, 32, None), _decode_route(d, WHOLE, None))])
+COMBINE = tuple(Route("paged_decode_combine", {"D": d, "WARPS": d // 64, "PART_PAGES": pp},
+                      targets=TARGETS, sample=(4, 1024)) for d in HEAD_SIZES for pp in (8, 32))
+
+
+def route_for(d: int, pairs: int, context: int, target: str | None) -> Route:
+    """The first route of head size `d` that fits (pairs, context) on `target`; refused naming
+    the target where none does (gfx942, gfx950)."""
+    pin = TABLE.pinned
+    if pin is not None:
+        return pin
+    for route in TABLE.measured.get(target, []) + TABLE.routes:
+        if route.constants["D"] == d and route.fits(pairs, context, target):
+            return route
+    where = target or "the CPU interpreter (tracing for its default target)"
+    raise InputError(f"{NAME}: no paged decode kernel for {where} yet: P·V takes one 16-token "
+                     f"page at a time, and this target's 16-bit MMA needs 32 (issue #12)",
+                     hint="run on sm_90a, gfx1100 or gfx1201 (or the CPU interpreter with "
+                          "KTILE_TARGET unset); elsewhere gather the pages and call torch")
+
+
+def _combine_route(decode: Route) -> Route:
+    c = decode.constants
+    return next(r for r in COMBINE if r.constants["D"] == c["D"]
+                and r.constants["PART_PAGES"] == c["PART_PAGES"])
+
+
+def _launch(query, key_cache, value_cache, block_tables, seq_lens, scale: float, out) -> None:
+    seqs, heads, d = query.shape
+    kv_heads = key_cache.shape[2]
+    pairs, target = seqs * kv_heads, lib.target_of(query)
+    route = route_for(d, pairs, block_tables.shape[1] * BLOCK_SIZE, target)
+    c, dtype = route.constants, lib.kt_dtype(query)
+    q = query.view(pairs, heads // kv_heads, d)
+    o = out.view(pairs, heads // kv_heads, d)
+    k_rows, v_rows = key_cache.view(-1, kv_heads * d), value_cache.view(-1, kv_heads * d)
+    lengths = seq_lens.view(1, seqs)
+    parts = 1 if not c["SPLIT"] else -(-block_tables.shape[1] // c["PART_PAGES"])
+    rows = pairs * parts if c["SPLIT"] else 1
+    part_out = query.new_empty((rows, q.shape[1], d), dtype=torch.float32)
+    part_stats = query.new_empty((rows, q.shape[1], 2), dtype=torch.float32)
+    run_kernel(OP.kernel(route, dtype), q, k_rows, v_rows, block_tables, lengths, o, part_out,
+               part_stats, scale, target=target, **c)
+    if c["SPLIT"]:
+        combine = _combine_route(route)
+        run_kernel(OP.kernel(combine, dtype), part_out, part_stats, lengths, o, target=target,
+                   **combine.constants)
+
+
+def _decode(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
+            block_tables: torch.Tensor, seq_lens: torch.Tensor, scale: float) -> torch.Tensor:
+    out = torch.empty_like(query)
+    _launch(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
+    return out
+
+
+def _decode_fake(query, key_cache, value_cache, block_tables, seq_lens, scale):
+    return torch.empty_like(query)
+
+
+def _decode_out(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
+                block_tables: torch.Tensor, seq_lens: torch.Tensor, scale: float,
+                out: torch.Tensor) -> None:
+    _launch(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
+
+
+def _decode_out_fake(query, key_cache, value_cache, block_tables, seq_lens, scale, out):
+    return None
+
+
+_FUNCTIONAL = lib.define("ktile::paged_attention_decode", _decode, _decode_fake)
+_OUT = lib.define("ktile::paged_attention_decode_out", _decode_out, _decode_out_fake,
+                  mutates_args=("out",))
+
+
+def paged_attention_decode(query: torch.Tensor, key_cache: torch.Tensor,
+                           value_cache: torch.Tensor, block_tables: torch.Tensor,
+                           seq_lens: torch.Tensor, scale: float | None = None,
+                           out: torch.Tensor | None = None) -> torch.Tensor:
+    """softmax(q · kᵀ · scale) · v per sequence over its cached tokens: `[seqs, heads,
+    head_size]`."""
+    check(query, key_cache, value_cache, block_tables, seq_lens)
+    scale = check_scale(scale, query.shape[-1])
+    if out is None:
+        return _FUNCTIONAL(query, key_cache, value_cache, block_tables, seq_lens, scale)
+    lib.check_out(NAME, out, query, "query")
+    _OUT(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
+    return out
+
+
+OP = lib.Op(NAME, {NAME: paged_attention_decode}, kernels.KERNELS, DTYPES, TABLE,
+            "ktile.ops.paged_attention.reference", also=COMBINE)
+OPS = [OP]
