@@ -37,7 +37,9 @@ class Route:
     `max_rows`, columns up to `max_cols` (None: any) and a multiple of `cols_multiple`, on
     `targets` (None: every target and the interpreter). `sample` is a small (rows, cols) the
     build and emulation tests run it at. `min_rows` / `min_cols`: the low ends of a measured
-    table's shape bucket (None: 1)."""
+    table's shape bucket (None: 1). `occupancy_exempt`: why the route may run below the
+    target's occupancy floor, with the measurement that says it is faster there (the routes'
+    budget test, tests/tier0/test_ops_routes.py, allows it and prints it); None: no exemption."""
     kernel: str
     constants: dict = field(default_factory=dict)
     max_rows: int | None = None
@@ -47,6 +49,7 @@ class Route:
     cols_multiple: int = 1
     min_rows: int | None = None
     min_cols: int | None = None
+    occupancy_exempt: str | None = None
 
     def fits(self, rows: int, cols: int, target: str | None) -> bool:
         if self.max_rows is not None and rows > self.max_rows:
