@@ -6,13 +6,15 @@
     python3 benchmarks/attention.py --check-only --quick  # correctness only, no timing
     python3 benchmarks/attention.py --quick --constants STAGES=2 --constants D64:BK=128 \
         --out DIR                   # also the kernel alone at other constants (D64: d 64 only)
+    python3 benchmarks/attention.py --quick --constants VT=1 --constants LONGEST_FIRST=0 \
+        --out DIR                   # the Vᵀ form (its copy made once, outside the timing),
+                                    # the causal blocks in launch order
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query
 blocks fill the GPU. Every ktile result is checked against SDPA's before it is timed (a wrong
-result is reported, not timed). Each row times the op as called (with its Vᵀ copy: the kernel
-reads V transposed, docs/attention.md), the kernel alone (Vᵀ made once outside the timing)
-and SDPA. TFLOP/s count 4·B·H·n²·d (halved when causal), as FlashAttention reports.
+result is reported, not timed). Each row times the op as called, the kernel alone (the same
+unless a route reads Vᵀ, VT=1: then its copy is made once outside the timing) and SDPA. TFLOP/s count 4·B·H·n²·d (halved when causal), as FlashAttention reports.
 
 Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times).
 Writes DIR/attention.json. Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
@@ -67,10 +69,13 @@ def parse_constants(spec: str) -> tuple[int | None, dict]:
 
 
 def time_constants(torch, kernel, args, want, tol, constants) -> dict:
-    """The kernel alone at `constants`: checked against SDPA's result, then timed."""
+    """The kernel alone at `constants` (args: q, k, v, scale; v made Vᵀ first where VT asks
+    for it): checked against SDPA's result, then timed."""
     from ktile.bench.timing import time_call
+    from ktile.ops.attention.op import values_for
     out = torch.empty_like(args[0])
     try:
+        args = (*args[:2], values_for(args[2], constants), args[3])
         kernel(*args[:3], out, args[3], **constants)
         torch.cuda.synchronize()
     except Exception as e:
@@ -111,10 +116,10 @@ def run_case(torch, case, check_only: bool, extra=(), device: str = "cuda") -> d
     target = lib.target_of(q)
     route = attention_op.route_for(d, causal, n, target)
     kernel = attention_op.OP.kernel(route, "bf16")
-    vt, out = attention_op.transposed_values(v), torch.empty_like(q)
+    values, out = attention_op.values_for(v, route.constants), torch.empty_like(q)
     scale = 1.0 / math.sqrt(d)
     timings = {"ktile": time_call(sdpa),
-               "ktile_kernel": time_call(lambda: kernel(q, k, vt, out, scale,
+               "ktile_kernel": time_call(lambda: kernel(q, k, values, out, scale,
                                                         **route.constants)),
                "sdpa": time_call(lambda: torch_sdpa(torch, q, k, v, causal))}
     for name, t in timings.items():
@@ -126,7 +131,10 @@ def run_case(torch, case, check_only: bool, extra=(), device: str = "cuda") -> d
         for_d, override = parse_constants(spec)
         if for_d not in (None, d):
             continue
-        timed = time_constants(torch, kernel, (q, k, vt, scale), want, row["tolerance"],
+        # VT=1, CAUSAL=0: the kernel's bool constants take bools
+        override = {name: bool(value) if isinstance(route.constants.get(name), bool) else value
+                    for name, value in override.items()}
+        timed = time_constants(torch, kernel, (q, k, v, scale), want, row["tolerance"],
                                {**route.constants, **override})
         if "ms" in timed:
             timed["tflops"] = flops(case) / (timed["ms"] * 1e-3) / 1e12

@@ -84,13 +84,32 @@ def test_other_targets_are_refused_naming_the_kernels_target(monkeypatch):
 
 def test_the_kernel_in_turns_matches_too(monkeypatch):
     """Traced for a target without warp specialisation (gfx1100), every warp loads and
-    computes in turn: the same results (not routed: the op refuses such targets)."""
+    computes in turn: the same results (not routed: the op refuses such targets). The VT
+    form: gfx1100 has no transposed-B MMA from shared memory for `p @ sv`."""
     import math
     from ktile.ops.attention import op, prefill_ws
     monkeypatch.setenv("KTILE_TARGET", "gfx1100")
     q, k, v = inputs(1, 2, 1, 50, 50, 64, torch.bfloat16, seed=5)
     o = torch.full_like(q, float("nan"))
     prefill_ws.attention_ws("bf16")(q, k, op.transposed_values(v), o, 1 / math.sqrt(64),
-                                    D=64, CAUSAL=True)
+                                    D=64, CAUSAL=True, VT=True)
+    want = reference(*(t.float().numpy() for t in (q, k, v)), True)
+    assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
+
+
+@pytest.mark.parametrize("constants", [{"VT": True, "LONGEST_FIRST": False},
+                                       {"VT": False, "LONGEST_FIRST": False},
+                                       {"VT": False, "LONGEST_FIRST": True}], ids=str)
+def test_each_pinnable_form_matches(hopper, constants):
+    """V read N-major (the route) or as Vᵀ (VT), the causal blocks in launch order or longest
+    first: 3 query blocks of a causal L 300 with S 290 (ragged: the last V tile zero-filled)."""
+    import math
+    from ktile.ops.attention import op, prefill_ws
+    q, k, v = inputs(1, 1, 1, 300, 290, 64, torch.bfloat16, seed=7)
+    o = torch.full_like(q, float("nan"))
+    route = op.route_for(64, True, 300, "sm_90a")
+    kernel = prefill_ws.attention_ws("bf16")
+    kernel(q, k, op.values_for(v, constants), o, 1 / math.sqrt(64),
+           **{**route.constants, **constants})
     want = reference(*(t.float().numpy() for t in (q, k, v)), True)
     assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())

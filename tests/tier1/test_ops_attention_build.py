@@ -2,8 +2,8 @@
 warp-specialised pipeline of ktile/ops/attention/prefill_ws.py) at each route's constants (D 64
 and 128, causal and not; bf16, and fp16 at one), compiles with no spill and no wgmma
 serialized by ptxas (C7514 / C7517) at the 384-thread block's launch registers, each role with
-its register limit, K and Vᵀ tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as
-wgmma with A from registers."""
+its register limit, K and V tiles copied by TMA into the stages, S = Q·Kᵀ and O += P·V as
+wgmma with A from registers (V read N-major: the transposed-B form)."""
 import re
 import subprocess
 
@@ -59,3 +59,8 @@ def test_attention_ws_stages_and_wgmmas(attention_build):
     assert all(a == "{" for _, a in wgmmas), wgmmas
     widths = sorted(int(n) for n, _ in wgmmas)
     assert widths == sorted([64] * (d // 16) + [d] * (64 // 16)), widths
+    # S reads K K-major (imm-trans-b 0); O += P·V reads V [keys, D] N-major (1): no Vᵀ copy
+    trans = re.findall(mma + r"\s*\{[^}]*\},\s*\{[^}]*\},\s*%rd\d+,\s*p,\s*1,\s*1,\s*(\d);",
+                       ptx)
+    want = [("64", "0")] * (d // 16) + [(str(d), "1")] * (64 // 16)
+    assert sorted(trans) == sorted(want), trans

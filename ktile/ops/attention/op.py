@@ -9,8 +9,8 @@ form when L != S). Scores, softmax and the sum are fp32; P is rounded to the inp
 before P·V (flash attention's rounding).
 
 Routes: sm_90a only, `attention_ws` (prefill_ws.py), one build per (D, causal). The kernel
-reads V transposed (Vᵀ [B, H_kv, D, S'], one torch copy a call, S' = S rounded up to 8 with
-zeros): the language has no transposed-B wgmma from shared memory yet. The CPU interpreter
+reads V as it is (O += P·V by wgmma's transposed-B form); pinned with VT=True it takes Vᵀ
+[B, H_kv, D, S'] instead (values_for makes it: one torch copy a call). The CPU interpreter
 runs the same kernel when KTILE_TARGET=sm_90a (it then traces the warp-specialised
 protocol); other targets (AMD, the interpreter for them) are refused, naming the target.
 """
@@ -32,8 +32,12 @@ HEAD_DIMS = (64, 128)
 # 3 stages: a stage is released one step late (step k's P·V wgmma reads its Vᵀ until step
 # k+1's wait: docs/pipelines.md, "Release"), so with 2 the producer could not load step k+1
 # while the consumers compute step k; 3 overlaps one copy with each step (96 KiB at D 128)
+# VT False: V read as it lies ([S, D] tiles, `p @ sv`), no Vᵀ copy. LONGEST_FIRST (causal):
+# the grid's first blocks take the last query rows, which read the most key tiles, so the
+# short ones fill the last wave (FlashAttention-3's order); a permutation of the same blocks
 TABLE = RoutingTable([
-    Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal},
+    Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
+                           "VT": False, "LONGEST_FIRST": causal},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)])
 
@@ -55,6 +59,11 @@ def route_for(d: int, causal: bool, rows: int, target: str | None) -> Route:
                           "elsewhere use torch.nn.functional.scaled_dot_product_attention")
 
 
+def values_for(v: torch.Tensor, constants: dict) -> torch.Tensor:
+    """What the kernel at `constants` reads as v: v itself, or with VT its Vᵀ copy."""
+    return transposed_values(v) if constants.get("VT") else v
+
+
 def transposed_values(v: torch.Tensor) -> torch.Tensor:
     """Vᵀ [B, H_kv, D, S'] with S' = S rounded up to 8 (16-byte rows for TMA), zeros past S
     (a key past S has P = 0 exactly, and 0 × garbage could be NaN)."""
@@ -71,7 +80,7 @@ def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
     target = lib.target_of(q)
     route = route_for(q.shape[-1], is_causal, q.shape[-2], target)
     kernel = OP.kernel(route, lib.kt_dtype(q))
-    run_kernel(kernel, q, k, transposed_values(v), out, scale, target=target,
+    run_kernel(kernel, q, k, values_for(v, route.constants), out, scale, target=target,
                **route.constants)
     return out
 

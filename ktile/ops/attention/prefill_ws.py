@@ -1,27 +1,29 @@
 """`attention_ws`: attention prefill on sm_90a as a warp-specialised pipeline (issue #12).
 
 Three warpgroups a block of BM = 128 query rows of one (batch, head): warps 8..11 the
-producer (24 registers), issuing the TMA copies of key tile j (K [BK, D]) and of the
-transposed value tile (Vᵀ [D, BK]) into STAGES shared stages; warps 0..7 two consumer
+producer (24 registers), issuing the TMA copies of key tile j (K [BK, D]) and value tile j
+(V [BK, D], as it lies in memory) into STAGES shared stages; warps 0..7 two consumer
 warpgroups (240 registers), each warp owning 16 query rows (a warpgroup's m64). Per key tile
 a consumer warp computes S = Q·Kᵀ by wgmma (Q from registers, K by descriptor), the online
 softmax in fp32 registers (scale, ragged and causal masks), then O += P·V by wgmma with P from
-registers (bf16/fp16, the accumulator's fragment) and Vᵀ by descriptor. The K/V tiles are
-loaded once per block and read by all eight consumer warps.
+registers (bf16/fp16, the accumulator's fragment) and V by an N-major descriptor (`p @ sv`,
+wgmma's transposed-B form). The K/V tiles are loaded once per block and read by all eight
+consumer warps.
 
-V is read transposed because the language's MMA from shared memory takes B as N×K (K
-contiguous, `a @ s.T`) only: there is no transposed-B wgmma form (the instruction's
-`imm-trans-b` bit) in the DSL yet. The op (op.py) therefore hands the kernel Vᵀ [B, H_kv, D,
-N'] made by one torch copy (N' = N rounded up to 8 so a row is 16-byte aligned for TMA), one
-extra pass over V (about 1% of the kernel's time at n 4096, d 128).
+VT=True is the earlier form: the kernel takes Vᵀ [B, H_kv, D, N'] (made by op.py with one
+torch copy; N' = N rounded up to 8 for TMA's 16-byte rows) and multiplies `p @ svt.T`, the
+K-major form every target has; it is the form that traces for targets without the
+transposed-B MMA.
 
-Ragged edges: the TMA zero-fills key / value tiles past N, scores of keys ≥ N are -inf, query
-rows past N are loaded as zeros and never stored. Causal is torch's top-left form (key i is
-masked for query j < i); block b reads key tiles up to its last query row only.
+Ragged edges: the TMA zero-fills key / value tiles past N (so no uninitialised value can
+meet a P of 0 and make a NaN), scores of keys ≥ N are -inf (P exactly 0 there), query rows past
+N are loaded as zeros and never stored. Causal is torch's top-left form (key i is masked for
+query j < i); block b reads key tiles up to its last query row only, and with LONGEST_FIRST
+the grid's first blocks (launched first) take the last query rows, the longest.
 
 On targets without warp specialisation (the interpreter traced for AMD, the AMD targets) the
-same program traces with every warp playing both roles in turn (pipeline_forms.py; it matches
-the reference on the interpreter), but op.py routes it on sm_90a only and refuses the others
+VT form traces with every warp playing both roles in turn (pipeline_forms.py; it matches the
+reference on the interpreter), but op.py routes it on sm_90a only and refuses the others
 (docs/attention.md): no AMD build of it has been checked.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
@@ -31,11 +33,13 @@ import functools
 import ktile as hk
 
 SHAPES = [
-    (lambda p: p.q.cols == p.D and p.k.cols == p.D and p.vt.rows == p.D and p.o.cols == p.D,
-     "q, k and o must be [B, H, N, D] and vt [B, H_kv, D, N'] with D the kernel's D"),
+    (lambda p: p.q.cols == p.D and p.k.cols == p.D and p.o.cols == p.D,
+     "q, k and o must be [B, H, N, D] with D the kernel's D"),
+    (lambda p: (p.v.rows == p.D and p.v.cols >= p.k.rows) if p.VT else
+     (p.v.cols == p.D and p.v.rows == p.k.rows),
+     "v must be [B, H_kv, N, D] as k (with VT: Vᵀ [B, H_kv, D, N'], N' >= N)"),
     (lambda p: p.q.depth % p.k.depth == 0,
      "q's heads must be a multiple of k's heads (grouped-query attention)"),
-    (lambda p: p.vt.cols >= p.k.rows, "vt must hold every key (vt.cols >= k.rows)"),
 ]
 
 
@@ -45,25 +49,32 @@ def attention_ws(dtype: str):
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, p.BM), p.q.depth, p.q.batch),
                requires=SHAPES, warps=12)
-    def attention_ws(q: hk.Tensor[DT], k: hk.Tensor[DT], vt: hk.Tensor[DT],
+    def attention_ws(q: hk.Tensor[DT], k: hk.Tensor[DT], v: hk.Tensor[DT],
                      o: hk.Tensor[DT], scale: float, *, D: hk.Constexpr[int] = 128,
                      BM: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
-                     STAGES: hk.Constexpr[int] = 3, CAUSAL: hk.Constexpr[bool] = False):
+                     STAGES: hk.Constexpr[int] = 3, CAUSAL: hk.Constexpr[bool] = False,
+                     VT: hk.Constexpr[bool] = False,
+                     LONGEST_FIRST: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
+        if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
+            block = hk.cdiv(q.rows, BM) - 1 - block
         kv_head = h // (q.depth // k.depth)
         keys = k.rows
         if CAUSAL:                                   # key tiles up to the block's last row
             keys = hk.minimum(keys, (block + 1) * BM)
-        pipe = hk.pipeline(STAGES, hk.ST(DT, BK, D), hk.ST(DT, D, BK),
-                           steps=hk.cdiv(keys, BK))
+        value_tile = hk.ST(DT, D, BK) if VT else hk.ST(DT, BK, D)
+        pipe = hk.pipeline(STAGES, hk.ST(DT, BK, D), value_tile, steps=hk.cdiv(keys, BK))
 
         @pipe.producer(warpgroups=1, registers=24)
-        def load(j, sk, svt):
+        def load(j, sk, sv):
             hk.group.load(sk, k[hk.tile_coord(z, kv_head, j, 0)])
-            hk.group.load(svt, vt[hk.tile_coord(z, kv_head, 0, j)])
+            if VT:
+                hk.group.load(sv, v[hk.tile_coord(z, kv_head, 0, j)])
+            else:
+                hk.group.load(sv, v[hk.tile_coord(z, kv_head, j, 0)])
 
         @pipe.consumer(warpgroups=2, registers=240)
-        def step(j, sk, svt, qr, row_max, row_sum, acc):
+        def step(j, sk, sv, qr, row_max, row_sum, acc):
             rows = BM // pipe.consumer_warps
             s = hk.zeros(hk.RT(hk.fp32, rows, BK))
             s += qr @ sk.T                           # this warp's 16 rows of S, by wgmma
@@ -78,7 +89,10 @@ def attention_ws(dtype: str):
             rescale = hk.exp(row_max - new_max)
             row_sum = row_sum * rescale + hk.row_sum(p)
             acc = acc * rescale
-            acc += p.to(DT) @ svt.T                  # O += P·V, P from registers
+            if VT:
+                acc += p.to(DT) @ sv.T               # O += P·V, Vᵀ [D, BK] K-major
+            else:
+                acc += p.to(DT) @ sv                 # O += P·V, V [BK, D] read N-major
             return qr, new_max, row_sum, acc
 
         @pipe.finish
