@@ -1,0 +1,188 @@
+"""Time `ktile.ops.fused_moe` against a per-expert cuBLAS loop in torch (issue #11's baseline)
+and torch's gather-bmm formula, on a CUDA GPU, in one process.
+
+    python3 benchmarks/moe.py --quick --json /tmp/moe.json   # tokens 1, 16, 256
+    python3 benchmarks/moe.py --json /tmp/moe.json           # tokens 1, 4, 16, 64, 256
+    python3 benchmarks/moe.py --check-only                   # correctness only, no timing
+
+Shapes: Qwen3-30B-A3B's MoE layer (hidden 2048, moe intermediate 768, 128 experts, top-8,
+bf16; w13 [E, 1536, 2048], w2 [E, 2048, 768]), a seeded softmax router, its top-8 weights
+renormalised. Every candidate's output is checked against the float64 reference
+(ktile/ops/moe/reference.py, its tolerance) before it is timed: a wrong ktile result is
+reported, not timed, and the exit code is 1. The loop's expert groups (which slots each expert
+holds) are made once outside the timing, on the host: the timed loop is its GEMMs, SiLU and
+index_add alone, its best case. torch's gather-bmm materialises each slot's weights, so it runs
+up to GATHER_TOKENS tokens. "ktile gemm1" times the first grouped GEMM alone (the layout made
+once outside). GB/s count the active experts' weight bytes (each read once).
+
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times; a call
+whose host work outlasts the 1 ms cover, the loop at many experts, shows its host time).
+`run(args)` returns the rows for benchmarks/matmul.py to call."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+HIDDEN, INTER, EXPERTS, TOP_K = 2048, 768, 128, 8
+TOKENS, QUICK_TOKENS = (1, 4, 16, 64, 256), (1, 16, 256)
+GATHER_TOKENS = 16
+DEVICE = "cuda"          # a CPU test runs the checks on the interpreter at small shapes
+
+
+def inputs(torch, tokens: int, seed: int = 0) -> dict:
+    gen = torch.Generator().manual_seed(seed)
+
+    def normal(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen) * scale).to(torch.bfloat16).to(DEVICE)
+    logits = torch.randn(tokens, EXPERTS, generator=gen)
+    weights, ids = logits.softmax(-1).topk(TOP_K)
+    weights = weights / weights.sum(-1, keepdim=True)
+    return {"x": normal(tokens, HIDDEN), "w13": normal(EXPERTS, 2 * INTER, HIDDEN,
+                                                        scale=HIDDEN ** -0.5),
+            "w2": normal(EXPERTS, HIDDEN, INTER, scale=INTER ** -0.5),
+            "topk_weights": weights.to(DEVICE), "topk_ids": ids.to(DEVICE)}
+
+
+def expert_groups(topk_ids) -> list:
+    """(expert, its slots' token rows, its slots) for each active expert, on the device."""
+    flat = topk_ids.reshape(-1)
+    groups = []
+    for e in sorted(set(flat.tolist())):
+        slots = (flat == e).nonzero().reshape(-1)
+        groups.append((e, slots // topk_ids.shape[1], slots))
+    return groups
+
+
+def cublas_loop(torch, case: dict, groups: list):
+    """One cuBLAS GEMM pair per active expert, rounded where vLLM rounds."""
+    x, w13, w2 = case["x"], case["w13"], case["w2"]
+    weights = case["topk_weights"].reshape(-1)
+    out = torch.zeros(x.shape[0], HIDDEN, dtype=torch.float32, device=x.device)
+    for e, rows, slots in groups:
+        h = x[rows] @ w13[e].t()
+        act = (torch.nn.functional.silu(h[:, :INTER].float()) * h[:, INTER:].float()).bfloat16()
+        y = (act @ w2[e].t()).float() * weights[slots, None]
+        out.index_add_(0, rows, y)
+    return out.bfloat16()
+
+
+def torch_gather(torch, case: dict):
+    """Each slot's expert weights gathered and multiplied as a batch (vLLM's naive MoE)."""
+    x, ids = case["x"], case["topk_ids"].reshape(-1)
+    rows = x.repeat_interleave(TOP_K, 0).unsqueeze(1)
+    h = torch.bmm(rows, case["w13"][ids].transpose(1, 2)).squeeze(1)
+    act = (torch.nn.functional.silu(h[:, :INTER].float()) * h[:, INTER:].float()).bfloat16()
+    y = torch.bmm(act.unsqueeze(1), case["w2"][ids].transpose(1, 2)).squeeze(1)
+    y = y.float() * case["topk_weights"].reshape(-1, 1)
+    return y.view(-1, TOP_K, HIDDEN).sum(1).bfloat16()
+
+
+def reference(case: dict):
+    """(float64 reference output, its tolerance) from ktile/ops/moe/reference.py."""
+    from ktile import dtypes
+    from ktile.ops.moe.reference import fused_moe, fused_tolerance
+    args = [case[k].float().cpu().numpy() for k in ("x", "w13", "w2", "topk_weights")]
+    ids = case["topk_ids"].cpu().numpy()
+    want, stages = fused_moe(*args, ids, dtypes.bf16)
+    return want, fused_tolerance(*args, ids, want, stages, "bf16")
+
+
+def weight_bytes(case: dict) -> int:
+    active = len(set(case["topk_ids"].reshape(-1).tolist()))
+    return active * (2 * INTER * HIDDEN + HIDDEN * INTER) * 2
+
+
+def measure(torch, tokens: int, args) -> dict:
+    import numpy as np
+    import ktile.ops as ops
+    from ktile.bench.timing import gbps, time_call
+    case = inputs(torch, tokens)
+    groups = expert_groups(case["topk_ids"])
+    layout = ops.moe_align_block_size(case["topk_ids"], EXPERTS, 16)
+    calls = {
+        "ktile": lambda: ops.fused_moe(**case),
+        "ktile gemm1": lambda: ops.moe_grouped_gemm(case["x"], case["w13"], *layout,
+                                                    top_k=TOP_K),
+        "cublas loop": lambda: cublas_loop(torch, case, groups),
+    }
+    if tokens <= GATHER_TOKENS:
+        calls["torch gather"] = lambda: torch_gather(torch, case)
+    want, tol = reference(case)
+    row = {"tokens": tokens, "experts_active": len(groups), "tolerance": tol,
+           "weight_bytes": weight_bytes(case), "error": {}, "ms": {}, "noise": {}}
+    for name, call in calls.items():
+        if name == "ktile gemm1":
+            continue                     # checked through fused_moe (its first stage)
+        got = call().float().cpu().numpy()
+        row["error"][name] = float(np.abs(got - want).max())
+    row["correct"] = row["error"]["ktile"] <= tol
+    if args.check_only:
+        return row
+    for name, call in calls.items():
+        if name.startswith("ktile") and not row["correct"]:
+            continue                     # a wrong kernel is never timed
+        timing = time_call(call, repeats=args.repeats)
+        row["ms"][name], row["noise"][name] = timing.ms, timing.noise
+    if "ktile" in row["ms"]:
+        row["ktile_gbps"] = gbps(row["weight_bytes"], row["ms"]["ktile"])
+        row["speedup_vs_loop"] = row["ms"]["cublas loop"] / row["ms"]["ktile"]
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
+    names = ("ktile", "ktile gemm1", "cublas loop", "torch gather")
+    print(f"{'tokens':>6} {'experts':>7} " + " ".join(f"{n + ' ms':>16}" for n in names)
+          + f" {'vs loop':>8} {'GB/s':>6} {'ok':>3}")
+    for r in rows:
+        cells = " ".join(f"{r['ms'].get(n, float('nan')):>16.4f}" for n in names)
+        print(f"{r['tokens']:>6} {r['experts_active']:>7} {cells} "
+              f"{r.get('speedup_vs_loop', float('nan')):>8.2f} "
+              f"{r.get('ktile_gbps', float('nan')):>6.0f} {'yes' if r['correct'] else 'NO':>3}")
+
+
+def run(args) -> list[dict]:
+    """Every case's row (what --json writes under "results"); needs a CUDA GPU."""
+    import torch
+    rows = []
+    for tokens in (QUICK_TOKENS if args.quick else TOKENS):
+        rows.append(measure(torch, tokens, args))
+        print_table(rows[-1:])
+    return rows
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/moe.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="tokens 1, 16, 256 only")
+    p.add_argument("--json", help="write the results to this path")
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmarks/moe.py: needs a CUDA GPU (torch.cuda.is_available() is False)")
+        return 2
+    rows = run(args)
+    print()
+    print_table(rows)
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        os.makedirs(folder, exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "host": platform.node(), "args": vars(args), "results": rows}, f,
+                      indent=1)
+        print(f"wrote {args.json}")
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,52 @@
+"""benchmarks/moe.py on the CPU interpreter at a small MoE layer, its timer faked: every
+candidate (ktile, the per-expert loop, torch's gather-bmm) is checked against the float64
+reference before it is timed, and a wrong ktile result is marked and never timed."""
+import argparse
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import moe as bench  # noqa: E402
+from ktile.bench import timing  # noqa: E402
+
+
+@pytest.fixture
+def small(monkeypatch):
+    for name, value in {"HIDDEN": 64, "INTER": 32, "EXPERTS": 8, "TOP_K": 2,
+                        "DEVICE": "cpu"}.items():
+        monkeypatch.setattr(bench, name, value)
+    timed = []
+
+    def fake_timer(call, repeats):
+        timed.append(call)
+        call()
+        return timing.Timing(0.005, 0.0, 1)
+    monkeypatch.setattr(timing, "time_call", fake_timer)
+    return timed
+
+
+def args(check_only=False):
+    return argparse.Namespace(check_only=check_only, repeats=1, quick=True)
+
+
+def test_every_candidate_is_checked_then_timed(small):
+    row = bench.measure(torch, 5, args())
+    assert row["correct"]
+    assert set(row["error"]) == {"ktile", "cublas loop", "torch gather"}
+    for name, error in row["error"].items():
+        assert error <= row["tolerance"], (name, error)
+    assert set(row["ms"]) == {"ktile", "ktile gemm1", "cublas loop", "torch gather"}
+    assert row["speedup_vs_loop"] == 1.0
+
+
+def test_a_wrong_result_is_not_timed(small, monkeypatch):
+    import ktile.ops as ops
+    right = ops.fused_moe
+    monkeypatch.setattr(ops, "fused_moe", lambda **case: right(**case) * 1.25 + 1)
+    row = bench.measure(torch, 5, args())
+    assert not row["correct"]
+    assert not {"ktile", "ktile gemm1"} & set(row["ms"]) and "cublas loop" in row["ms"]
