@@ -60,8 +60,9 @@ def route_for(d: int, causal: bool, rows: int, target: str | None) -> Route:
 
 
 def values_for(v: torch.Tensor, constants: dict) -> torch.Tensor:
-    """What the kernel at `constants` reads as v: v itself, or with VT its Vᵀ copy."""
-    return transposed_values(v) if constants.get("VT") else v
+    """What the kernel at `constants` reads as v: v itself with VT False (attention_ws's
+    routes), else its Vᵀ copy (VT True, or a kernel with no VT constant: they read Vᵀ)."""
+    return transposed_values(v) if constants.get("VT", True) else v
 
 
 def transposed_values(v: torch.Tensor) -> torch.Tensor:
