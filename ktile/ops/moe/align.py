@@ -50,7 +50,10 @@ def moe_align_block_size(topk_ids: torch.Tensor, num_experts: int, block_m: int)
     check_align(topk_ids, num_experts, block_m)
     flat = topk_ids.reshape(-1).long()
     slots, dev = flat.numel(), flat.device
-    counts = torch.bincount(flat, minlength=num_experts)[:num_experts]
+    # not torch.bincount: on CUDA it reads the largest id back to the host (a sync, and no
+    # CUDA-graph capture)
+    counts = torch.zeros(num_experts, dtype=torch.long, device=dev).scatter_add_(
+        0, flat, torch.ones_like(flat))
     padded = (counts + block_m - 1) // block_m * block_m
     ends = torch.cumsum(padded, 0)
     order = torch.argsort(flat, stable=True)          # slots grouped by expert, in slot order
