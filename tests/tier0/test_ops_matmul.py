@@ -58,24 +58,24 @@ def test_wgmma_route_on_the_interpreter_for_sm90a(monkeypatch):
     assert check(130, 70, 150) == "wgmma_ws_nt"      # tiles_ws.py, before wgmma_nt
     assert check(40, 70, 150) == "skinny_wgmma_nt"   # sm_90a's M 9..64 (skinny_wgmma.py)
     assert check(20, 70, 150) == "skinny_wgmma_nt"
-    assert check(5, 70, 150) == "skinny_nt"
+    assert check(5, 70, 150) == "skinny_wgmma_nt"    # M 2..8 too (config.py's measurements)
 
 
 @pytest.mark.parametrize("m,n,k", [(1, 70, 256), (2, 37, 208), (3, 70, 4112), (5, 33, 128),
                                    (8, 20, 400), (9, 24, 128), (33, 20, 128)], ids=str)
 def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
-    """sm_90a's routes for b = W.t() and K a multiple of 16: gemv_nt for M ≤ 2, the split-K
-    skinny_nt for M 3..8 (faster than the streaming GEMV on the H200: config.py), the wgmma
-    skinny kernel above, at ragged N and K (K/16 rows of 16 not a multiple of the 16-row
-    tile), with and without a bias; gemv_nt's blocks of 2 rows of a also at M 3..8 (pinned:
-    ⌈M / 2⌉ blocks per band of W)."""
+    """sm_90a's routes for b = W.t() and K a multiple of 16: gemv_nt for M = 1, the wgmma
+    skinny kernel for M 2..64 (faster than gemv_nt at M 2 and skinny_nt at M 3..8 on the H200:
+    config.py), at ragged N and K (K/16 rows of 16 not a multiple of the 16-row tile), with
+    and without a bias; gemv_nt's blocks of 2 rows of a also at M 2..8 (pinned: ⌈M / 2⌉
+    blocks per band of W)."""
     from ktile.ops import _library as lib
     from ktile.ops.matmul.op import OP
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     check(m, n, k, bias=m % 2 == 1)
-    want = "gemv_nt" if m <= 2 else "skinny_nt" if m <= 8 else "skinny_wgmma_nt"
+    want = "gemv_nt" if m == 1 else "skinny_wgmma_nt"
     assert config.choose("nt", m, n, None, k).kernel == want
-    if 2 < m <= 8:
+    if 2 <= m <= 8:
         with lib.pinned(OP.table, config.gemv(2, 2, 8)):
             check(m, n, k, bias=m % 2 == 1)
     assert not config.choose("nt", m, n, None, k + 8).kernel.startswith("gemv")   # K % 16

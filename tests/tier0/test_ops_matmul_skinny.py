@@ -1,4 +1,4 @@
-"""sm_90a's skinny route for M 9..64 (`skinny_wgmma_nt`: a TMA pipeline into wgmma, split K
+"""sm_90a's skinny route for M 2..64 (`skinny_wgmma_nt`: a TMA pipeline into wgmma, split K
 over blocks, `splitk_reduce`) on the interpreter (KTILE_TARGET=sm_90a traces what the GPU
 builds) against the reference at ragged M, N and K, with the split count > 1, every stage
 count it takes, bias or none, other dtypes; the split count's invariants; the routing (which
@@ -24,11 +24,13 @@ def sm90a(monkeypatch):
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
 
 
-@pytest.mark.parametrize("m,n,k", [(9, 70, 200), (16, 300, 1000), (29, 45, 130),
-                                   (33, 129, 4100), (64, 20, 64)], ids=str)
+@pytest.mark.parametrize("m,n,k", [(1, 33, 200), (3, 70, 1000), (9, 70, 200),
+                                   (16, 300, 1000), (29, 45, 130), (33, 129, 4100),
+                                   (64, 20, 64)], ids=str)
 def test_matches_reference_at_ragged_shapes(m, n, k):
-    """M past 16/32 rows, N not a multiple of BN, K not a multiple of BK (the last tile
-    zero-filled) and K long enough that the CPU's split count is over 1."""
+    """M under 16 rows (the decode sizes: warps 1..3 store nothing), past 16/32 rows, N not a
+    multiple of BN, K not a multiple of BK (the last tile zero-filled) and K long enough that
+    the CPU's split count is over 1."""
     assert check(m, n, k, bias=m % 2 == 1) == "skinny_wgmma_nt"
 
 
@@ -88,11 +90,12 @@ def test_split_count(n, k, sms):
     assert splits == 1 or per >= 2 * c["STAGES"]
 
 
-def test_routes_m_9_to_64_on_sm90a_only_for_the_weight_layout():
-    for m in (9, 32, 64):
+def test_routes_m_2_to_64_on_sm90a_only_for_the_weight_layout():
+    for m in (2, 5, 8, 9, 32, 64):
         assert config.choose("nt", m, 4096, "sm_90a", 4096).kernel == "skinny_wgmma_nt"
-    for m in (8, 65):                     # the GEMV's, the prefill kernels'
-        assert config.choose("nt", m, 4096, "sm_90a", 4096).kernel != "skinny_wgmma_nt"
+    assert config.choose("nt", 1, 4096, "sm_90a", 4096).kernel == "gemv_nt"
+    assert config.choose("nt", 1, 4096, "sm_90a", 4100).kernel == "skinny_wgmma_nt"  # K % 16
+    assert config.choose("nt", 65, 4096, "sm_90a", 4096).kernel != "skinny_wgmma_nt"
     assert config.choose("nn", 16, 4096, "sm_90a", 4096).kernel == "skinny_nn"
     for target in ("gfx1100", "gfx950"):
         assert config.choose("nt", 16, 4096, target, 4096).kernel == "skinny_nt"

@@ -4,16 +4,17 @@ strides, then the first route of that layout's kernels by M = rows, N = cols and
 - NT: b is `W.t()` for a weight W [N, K] (nn.Linear): the kernels read W's rows.
 - NN: b is [K, N] row-major: the kernels read b's K×BN tiles in column layout.
 
-On sm_90a, M ≤ 8 with b = W.t() and K a multiple of 16 takes the streaming decode GEMV
-(`gemv_stream_nt`: one kernel, flat 16-byte tiles, a grid sized to the machine, no split-K). Otherwise M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's
-`also` kernel); larger M the tile kernels (`wgmma_nt` on sm_90a, `tiles_nt` on AMD targets and
-the interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
+On sm_90a, M = 1 with b = W.t() and K a multiple of 16 takes the decode GEMV (`gemv_nt`: one
+kernel, flat 16-byte tiles, no split-K) and M 2..64 with b = W.t() `skinny_wgmma_nt`. Otherwise
+M ≤ 64 takes the skinny kernels, split-K over blocks plus `splitk_reduce` (the op's `also`
+kernel); larger M the tile kernels (`wgmma_ws_nt` on sm_90a, `tiles_nt` on AMD targets and the
+interpreter, `tiles_nn` everywhere). The skinny constants are per lane width: a 32-lane
 warp holds a 16-bit R×C tile in R·C/64 registers per lane, a 64-lane wave in half that, so
-32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles. On sm_90a, M 9..64 with
-b = W.t() takes `skinny_wgmma_nt` (skinny_wgmma.py: W by TMA into wgmma, split K as the
-resident slots allow, the same `splitk_reduce`); its `skinny_nt` routes stop at M = 32 (the
-budgets pass's estimate puts every 64-row form under its occupancy floor) and serve M 3..8
-there. At 64 rows gfx1100 takes BK 16: BK 32 spills there (clang-22: 30 VGPRs in the W.t() form, 62 row-major).
+32-lane targets (sm_90a, gfx1100, gfx1201) take shallower K tiles. On sm_90a, M 2..64 with
+b = W.t() (and M = 1 where K is no multiple of 16) takes `skinny_wgmma_nt` (skinny_wgmma.py:
+W by TMA into wgmma, split K as the resident slots allow, the same `splitk_reduce`); its
+`skinny_nt` routes stop at M = 32 (the budgets pass's estimate puts every 64-row form under its
+occupancy floor) and are pinnable there. At 64 rows gfx1100 takes BK 16: BK 32 spills there (clang-22: 30 VGPRs in the W.t() form, 62 row-major).
 Every route builds with zero spills (tests/tier1/test_ops_build.py) and traces within the
 budgets pass's estimate (tests/tier0/test_ops_routes.py)."""
 from __future__ import annotations
@@ -77,9 +78,14 @@ GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 w
 # --route): gemv_nt MB 1 18.5 / 39.4 us at 1 x 4096 / 12288 x 4096 against gemv_stream_nt's
 # 23.9 / 46.0 (DEPTH 1: 23.7 / 45.1; DEPTH 3: 23.9 / 54.2); at M 8 the split-K skinny_nt
 # 43.9 / 84.6 against gemv_stream_nt MB 8's 67.5 / 159.4; at 4 x 24576 x 4096 148.9 against
-# 177.7. So gemv_nt serves M <= 2, skinny_nt M 3..8 (its routes below), and the streaming
-# routes are listed after them: pinnable and tunable, never chosen first.
-GEMV_ROUTES = [gemv(1, 4, 1), gemv(2, 2, 2)]
+# 177.7. The streaming routes are listed after the others: pinnable and tunable, never chosen
+# first. gemv_nt serves M = 1 only: skinny_wgmma_nt's cost does not depend on M up to 16 (a's
+# rows padded to 64 by TMA), and at M 16 it took 26.0-79.2 us on the five decode N x K where
+# gemv_nt MB 2 took 26.9-98.1 and skinny_nt at M 4 / 8 41.7-150.7 (H200, 2026-12-02,
+# docs/results/matmul_h200_2026-12-02c): M 2..8 take it too (benchmarks/gemv_sweep.py times
+# every form at every M; gemv(2, 2, 2) and skinny_nt stay pinnable).
+GEMV_ROUTES = [gemv(1, 4, 1)]
+GEMV_PINNABLE = [gemv(2, 2, 2)]
 STREAM_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
                  gemv_stream(8, 1, 1, 2)]
 
@@ -100,14 +106,15 @@ def stream_blocks(route: Route, multiprocessors: int, resident: int | None = Non
     per_sm = stream_blocks_per_sm(route) or resident or STREAM_BLOCKS_PER_SM_OTHER
     return multiprocessors * per_sm
 
-# sm_90a M 9..64, b = W.t(): skinny_wgmma_nt (skinny_wgmma.py), W streamed once by TMA into
-# wgmma (a's rows padded to 64 as the MMA's M side), split K over blocks only as far as the
-# N/BN blocks leave the multiprocessors' resident slots empty (wgmma_splits), then
-# splitk_reduce. 4 warps, BN 128, BK 64, 3 stages: 72 KiB of shared memory, 3 blocks per SM
-# (wgmma_nt's pipeline at the stage count the H200 checked it at: examples/04_gemm.py records
-# wrong rows from the same one-MMA-in-flight form at 2 and 4 stages, cause not found).
+# sm_90a M 2..64 (and M = 1 where K % 16: no GEMV view), b = W.t(): skinny_wgmma_nt
+# (skinny_wgmma.py), W streamed once by TMA into wgmma (a's rows padded to 64 as the MMA's M
+# side), split K over blocks only as far as the N/BN blocks leave the multiprocessors'
+# resident slots empty (wgmma_splits), then splitk_reduce. 4 warps, BN 128, BK 64, 3 stages:
+# 72 KiB of shared memory, 3 blocks per SM (wgmma_nt's pipeline at the stage count the H200
+# checked it at: examples/04_gemm.py records wrong rows from the same one-MMA-in-flight form
+# at 2 and 4 stages, cause not found).
 SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 3},
-                             min_rows=9, max_rows=64, targets=SM90, sample=(20, 70))]
+                             max_rows=64, targets=SM90, sample=(20, 70))]
 
 # sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
 # pipeline of stages, one block per SM, 168 registers at launch, 0 spills, ptxas 13.0), its
@@ -150,8 +157,9 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
-TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + skinny_routes("skinny_nt")
-                     + STREAM_ROUTES + skinny_routes("skinny_nn") + NN_TILES + NT_TILES)
+TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + GEMV_PINNABLE
+                     + skinny_routes("skinny_nt") + STREAM_ROUTES + skinny_routes("skinny_nn")
+                     + NN_TILES + NT_TILES)
 
 
 def choose(layout: str, rows: int, cols: int, target: str | None,
