@@ -28,8 +28,14 @@ def scaled_mm(a: np.ndarray, b: np.ndarray, scale_a: np.ndarray, scale_b: np.nda
 
 def tolerance(a: np.ndarray, b: np.ndarray, scale_a: np.ndarray, scale_b: np.ndarray,
               want: np.ndarray, out_dtype: str) -> float:
-    k = a.shape[-1]
-    top = float(np.max(np.abs(want), initial=0.0))
-    scales = float(np.abs(scale_a).max()) * float(np.abs(scale_b).max())
-    accumulation = k * float(np.abs(a).max()) * float(np.abs(b).max()) * scales * 2.0 ** -22
+    return tolerance_of(a.shape[-1], float(np.abs(a).max()), float(np.abs(b).max()),
+                        float(np.abs(scale_a).max()) * float(np.abs(scale_b).max()),
+                        float(np.max(np.abs(want), initial=0.0)), out_dtype)
+
+
+def tolerance_of(k: int, a_max: float, b_max: float, scales_max: float, top: float,
+                 out_dtype: str) -> float:
+    """The tolerance from its terms (a benchmark takes the maxima on the GPU): K, max|a|,
+    max|b|, max|scale_a| · max|scale_b|, max|want|."""
+    accumulation = k * a_max * b_max * scales_max * 2.0 ** -22
     return accumulation + top * ULP[out_dtype] + 1e-3

@@ -1,0 +1,206 @@
+"""Time `ktile.ops.scaled_mm` (fp8 e4m3 GEMM) against torch._scaled_mm on a CUDA GPU, in one
+process (issue #11).
+
+    python3 benchmarks/matmul_fp8.py --quick --json /tmp/fp8.json   # a subset (~2 min)
+    python3 benchmarks/matmul_fp8.py --json DIR/matmul_fp8.json      # the full sweep
+    python3 benchmarks/matmul_fp8.py --check-only                    # correctness only
+
+The product is a [M, K] e4m3 times b = W.t() for an e4m3 weight W [N, K], bf16 out, no bias,
+with per-tensor scales ("tensor": one float32 each) and with per-token / per-channel scales
+("rowwise": scale_a [M, 1], scale_b [1, N]). Shapes: 4096³ and 8192³, and M in {512, 2048,
+4096, 8192} × Qwen3-8B's (N, K) in {(6144, 4096), (4096, 4096), (24576, 4096), (4096,
+12288)}. Every ktile result is checked against the op's reference formula (the float64
+product of the same e4m3 values, scaled, rounded to bf16; computed on the GPU) within the
+reference's tolerance before it is timed: a wrong result is reported, never timed.
+
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times), eager
+and replayed from a CUDA graph; TFLOP/s and ktile's speedup over torch (best of eager and
+graph each). `run(args) -> list[dict]` is the section benchmarks/matmul.py can call (args:
+quick, repeats, check_only, and fp8_modes, default both). Exit code 1 when a ktile result was
+wrong, 2 without a CUDA GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288))
+PREFILL_M = (512, 2048, 4096, 8192)
+SQUARES = (4096, 8192)
+QUICK = ((4096, 4096, 4096), (8192, 8192, 8192), (512, 6144, 4096), (2048, 24576, 4096),
+         (4096, 4096, 12288), (8192, 4096, 4096))
+MODES = ("tensor", "rowwise")
+
+
+def shapes(quick: bool) -> list[tuple[int, int, int]]:
+    """(M, N, K) of the sweep."""
+    if quick:
+        return list(QUICK)
+    return [(s, s, s) for s in SQUARES] + [(m, n, k) for n, k in NK for m in PREFILL_M]
+
+
+def inputs(m: int, n: int, k: int, mode: str):
+    """e4m3 a [M, K] and W [N, K] (values of a unit normal, times 2), scales about 0.5..1.5."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k)
+    a = (torch.randn((m, k), generator=g, device="cuda") * 2).to(torch.float8_e4m3fn)
+    w = (torch.randn((n, k), generator=g, device="cuda") * 2).to(torch.float8_e4m3fn)
+    shape_a, shape_b = ((m, 1), (1, n)) if mode == "rowwise" else ((), ())
+    scale_a = torch.rand(shape_a, generator=g, device="cuda") + 0.5
+    scale_b = torch.rand(shape_b, generator=g, device="cuda") + 0.5
+    return a, w, scale_a, scale_b
+
+
+def check(a, w, scale_a, scale_b, got) -> tuple[float, float]:
+    """(max error, tolerance) of `got` against the reference's formula
+    (ktile/ops/scaled_mm/reference.py) in float64 on the GPU."""
+    import torch
+    from ktile.ops.scaled_mm.reference import tolerance_of
+    want = (a.double() @ w.double().t()) * scale_a.double() * scale_b.double()
+    want = want.float().bfloat16().float()                        # the one rounding to bf16
+    tol = tolerance_of(a.shape[1], float(a.float().abs().max()), float(w.float().abs().max()),
+                       float(scale_a.abs().max()) * float(scale_b.abs().max()),
+                       float(want.abs().max()), "bf16")
+    err = float((got.float() - want).abs().max())
+    del want
+    torch.cuda.empty_cache()
+    return err, tol
+
+
+def graphed(fn):
+    """A CUDA graph of `fn()` (after eager calls on a side stream), replayed by the result."""
+    import torch
+    fn()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def timed(fn, repeats: int) -> dict:
+    from ktile.bench.timing import time_call
+    try:
+        return time_call(fn, repeats=repeats).as_dict()
+    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
+        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+
+
+def time_both(row: dict, name: str, fn, repeats: int) -> None:
+    row[name] = timed(fn, repeats)
+    try:
+        row[name + "_graph"] = timed(graphed(fn), repeats)
+    except Exception as err:   # noqa: BLE001
+        row[name + "_graph"] = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+
+
+def measure(m: int, n: int, k: int, mode: str, args) -> dict:
+    """One shape and scale mode: check ktile's result, then time ktile and torch."""
+    import torch
+    import ktile.ops as ops
+    a, w, scale_a, scale_b = inputs(m, n, k, mode)
+    b = w.t()
+    row = {"section": "fp8", "mode": mode, "m": m, "n": n, "k": k, "out": "bf16"}
+    started = time.time()
+    got = ops.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    row["first_call_s"] = round(time.time() - started, 2)         # trace + build + load
+    err, tol = check(a, w, scale_a, scale_b, got)
+    row.update(error=err, tolerance=tol, correct=err <= tol)
+    theirs = lambda: torch._scaled_mm(a, b, scale_a, scale_b,     # noqa: E731
+                                      out_dtype=torch.bfloat16)
+    try:
+        row["torch_error"] = float((got.float() - theirs().float()).abs().max())
+    except Exception as exc:   # noqa: BLE001 - torch may not take this mode on this build
+        row["torch_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    if not row["correct"] or getattr(args, "check_only", False):
+        return row
+    ours = lambda: ops.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)  # noqa: E731
+    repeats = getattr(args, "repeats", 30)
+    time_both(row, "ktile", ours, repeats)
+    time_both(row, "torch", theirs, repeats)
+    for name in [key for key in row if isinstance(row[key], dict) and "ms" in row[key]]:
+        row[name]["tflops"] = 2 * m * n * k / row[name]["ms"] / 1e9
+    return row
+
+
+def best(row: dict, who: str) -> float | None:
+    times = [row.get(key, {}).get("ms") for key in (who, who + "_graph")]
+    times = [t for t in times if t]
+    return min(times) if times else None
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'mode':8} {'M':>5} {'N':>6} {'K':>6} | {'ktile us':>9} {'graph':>8} "
+          f"{'torch us':>9} {'graph':>8} | {'speedup':>7} | {'ktile TF/s':>10} ok")
+    for row in rows:
+        if "ktile" not in row:
+            print(f"{row['mode']:8} {row['m']:5} {row['n']:6} {row['k']:6} | "
+                  f"{'correct' if row['correct'] else 'WRONG'} err {row['error']:.3g} "
+                  f"tol {row['tolerance']:.3g}")
+            continue
+        us = {key: row[key].get("ms", float("nan")) * 1e3
+              for key in ("ktile", "ktile_graph", "torch", "torch_graph")}
+        ours, theirs = best(row, "ktile"), best(row, "torch")
+        speedup = theirs / ours if ours and theirs else float("nan")
+        tflops = 2 * row["m"] * row["n"] * row["k"] / ours / 1e9 if ours else float("nan")
+        print(f"{row['mode']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
+              f"{us['ktile_graph']:8.1f} {us['torch']:9.1f} {us['torch_graph']:8.1f} | "
+              f"{speedup:6.2f}x | {tflops:10.0f} {'yes' if row['correct'] else 'NO'}")
+
+
+def run(args) -> list[dict]:
+    """Every shape × scale mode, each row printed as it is measured: the section
+    benchmarks/matmul.py can call."""
+    rows = []
+    for m, n, k in shapes(getattr(args, "quick", False)):
+        for mode in getattr(args, "fp8_modes", None) or MODES:
+            rows.append(measure(m, n, k, mode, args))
+            print_table(rows[-1:])
+    return rows
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/matmul_fp8.py",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="a subset of the shapes (~2 min)")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    p.add_argument("--mode", dest="fp8_modes", action="append", choices=MODES,
+                   help="a scale mode to time (repeatable; default both)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmarks/matmul_fp8.py: needs a CUDA GPU (torch.cuda.is_available() is False)")
+        return 2
+    print(f"{torch.cuda.get_device_name()}: torch {torch.__version__}")
+    rows = run(args)
+    print()
+    print_table(rows)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "host": platform.node(), "args": vars(args), "results": rows}, f,
+                      indent=1)
+        print(f"wrote {args.json}")
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
