@@ -16,9 +16,20 @@ is not timed. The kernels are built first, in parallel (`build_traces`).
     python benchmarks/latency_probe.py --ncu        # each kernel launched once, for Nsight
 
 `--ncu`: after one warm-up call of every case, each case's kernel(s) once, in the order it
-prints (`ncu` lists its launches in that order; the warm-up pass is skipped with
-`--launch-skip`, which the script prints). `--dry`: build only (no GPU needed: checks the
-routes build for sm_90a and prints the cases).
+prints, between cudaProfilerStart and cudaProfilerStop (each in an NVTX range named after the
+case), so that Nsight Compute profiles only those, side by side:
+
+    ncu --profile-from-start off --clock-control none --nvtx --csv \
+        --section WarpStateStats --metrics gpu__time_duration.sum,smsp__inst_executed.sum,\
+    sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,\
+    launch__block_size,launch__grid_size,smsp__cycles_active.max \
+        python benchmarks/latency_probe.py --ncu --ops rms_norm,layer_norm --rows 1
+
+WarpStateStats splits each warp's cycles by stall reason: `imc_miss` (the constant cache: the
+kernel's parameters), `no_instruction` (the instruction cache), `long_scoreboard` (global
+memory), `barrier`, `short_scoreboard` (shared memory, MUFU, shuffles), `wait` (fixed
+latencies). `--dry`: build only (no GPU needed: checks the routes build for sm_90a and prints
+the cases).
 """
 from __future__ import annotations
 
@@ -211,14 +222,16 @@ def ncu_pass(case_list, with_triton: bool, log=print) -> None:
     for _, call in calls:
         call()
     torch.cuda.synchronize()
-    log(f"warm-up: {len(calls)} calls (ncu: --launch-skip {len(calls)}, or count softmax's "
-        f"second launches where a route has two); then, in order:")
+    log(f"warm-up: {len(calls)} calls; then, in order, between cudaProfilerStart and Stop "
+        f"(ncu --profile-from-start off):")
+    torch.cuda.profiler.start()
     for i, (label, call) in enumerate(calls):
         log(f"  {i:3d} {label}")
         torch.cuda.nvtx.range_push(label.split(" (")[0])
         call()
         torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
