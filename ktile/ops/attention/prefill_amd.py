@@ -89,8 +89,9 @@ def attention_amd(dtype: str):
             row_sum = row_sum * rescale + hk.row_sum(p)
             acc = acc * rescale
             acc += p.to(DT) @ svt[buffer].T          # O += P·V, Vᵀ rows from LDS
-            hk.barrier()                             # every wave is done with `buffer`
-            copy(buffer, j + 2)                      # past the last tile: zeros, unread
+            if not masked:                           # the tail's tiles are the last ones
+                hk.barrier()                         # every wave is done with `buffer`
+                copy(buffer, j + 2)                  # a tail tile, or past it (unread)
             return new_max, row_sum, acc
 
         qr = q[hk.tile_coord(z, h, block * WARPS + w, 0)].load(hk.RT(DT, ROWS, D))
@@ -102,10 +103,9 @@ def attention_amd(dtype: str):
         for i in range(pairs):                       # steady state: no mask, no bound
             row_max, row_sum, acc = step(0, 2 * i, False, row_max, row_sum, acc)
             row_max, row_sum, acc = step(1, 2 * i + 1, False, row_max, row_sum, acc)
-        for i in range(pairs, hk.cdiv(steps, 2)):    # the tail, masked
-            row_max, row_sum, acc = step(0, 2 * i, True, row_max, row_sum, acc)
-            if 2 * i + 1 < steps:
-                row_max, row_sum, acc = step(1, 2 * i + 1, True, row_max, row_sum, acc)
+        for t in range(2):                           # the tail, masked: at most 2 tiles
+            if 2 * pairs + t < steps:
+                row_max, row_sum, acc = step(t, 2 * pairs + t, True, row_max, row_sum, acc)
         hk.wait_for(*sk, *svt)                       # the last copies (past the edge)
         o[hk.tile_coord(z, h, block * WARPS + w, 0)] = (acc / row_sum).to(DT)
     return attention_amd
