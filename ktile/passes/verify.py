@@ -48,6 +48,7 @@ WHY_EVERY_WARP = {
 # The warpgroup MMA's shape rules for an mma from shared: (what, its size, the unit, the most)
 WGMMA_ROWS_PER_WARP = 16   # wgmma m64: four warps of 16 rows each
 WGMMA_K = 16               # one wgmma step along K (16-bit operands)
+WGMMA_K_8BIT = 32          # one wgmma step along K (8-bit operands: e4m3 k32)
 WGMMA_N_UNIT, WGMMA_N_MAX = 8, 256
 
 
@@ -131,12 +132,14 @@ def check_mma_shared_shape(mma: kt.MmaSharedOp) -> None:
                             f"{WGMMA_ROWS_PER_WARP} (a warpgroup MMA takes 16 rows of a from "
                             f"each warp)", hint="give a a multiple of 16 rows",
                        what="mma from shared")
-    if k % WGMMA_K:
+    k_step = WGMMA_K_8BIT if mma.b.type.dtype.bits == 8 else WGMMA_K
+    if k % k_step:
         k_side = "a's columns, the shared tile's rows" if mma.b_kn else "their columns"
         raise error_at(mma, f"{form}: {shape}; K ({k_side}) must be a multiple of "
-                            f"{WGMMA_K}, the warpgroup MMA's K step",
-                       hint="pad K to a multiple of 16 (a group load zero-fills past the edge)",
-                       what="mma from shared")
+                            f"{k_step}, the warpgroup MMA's K step for "
+                            f"{mma.b.type.dtype.name} operands",
+                       hint=f"pad K to a multiple of {k_step} (a group load zero-fills past "
+                            f"the edge)", what="mma from shared")
     if n % WGMMA_N_UNIT or n > WGMMA_N_MAX:
         raise error_at(mma, f"{form}: {shape}; N (the shared tile's {n_side}) must be a "
                             f"multiple of {WGMMA_N_UNIT} up to {WGMMA_N_MAX}, the widest "

@@ -101,3 +101,30 @@ def test_the_public_function_and_torch_op():
     got = torch.ops.ktile.scaled_mm(x["a"], x["b"], x["scale_a"], x["scale_b"], x["bias"],
                                     "bf16")
     assert torch.equal(got, op.scaled_mm(**x))
+
+
+def fp8_mma_from_shared(k_cols: int):
+    """A 4-warp kernel multiplying e4m3 shared tiles 64 x k_cols (`acc += sa @ sb.T`)."""
+    import ktile as hk
+
+    @hk.kernel(grid=lambda p: (1, 1), warps=4)
+    def fp8_mma(a: hk.Tensor[hk.fp8], b: hk.Tensor[hk.fp8], c: hk.Tensor[hk.fp32]):
+        sa = hk.shared(hk.ST(hk.fp8, 64, k_cols))
+        sb = hk.shared(hk.ST(hk.fp8, 64, k_cols))
+        hk.group.load(sa, a[0, 0, 0, 0])
+        hk.group.load(sb, b[0, 0, 0, 0])
+        hk.wait_for(sa, sb)
+        hk.barrier()
+        acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+        acc += sa @ sb.T  # <- here
+        c[hk.tile_coord(0, 0, hk.arch.warp_id, 0)] = acc
+    return fp8_mma
+
+
+def test_fp8_mma_from_shared_steps_k_by_32():
+    """The verify pass: e4m3 operands take wgmma k32, so K 16 is refused at the user's line;
+    K 32 traces to the warpgroup MMA from shared memory."""
+    from ktile.errors import KernelError
+    refused(lambda: fp8_mma_from_shared(16).trace("sm_90a"), "mma from shared",
+            "multiple of 32", "fp8", kind=KernelError)
+    assert "kt::mma_ABt_shared<4" in fp8_mma_from_shared(32).trace("sm_90a").source()
