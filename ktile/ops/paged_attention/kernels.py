@@ -59,15 +59,12 @@ COMBINE_SHAPES = [
 ]
 
 
-def page_tiles(k_cache, v_cache, block_tables, seq, index, seq_len, col, DT):
-    """K (row layout) and V (col layout) of page `index` of the sequence, column tile `col`;
-    V's rows at or past seq_len zeroed, so no stale value (a NaN) reaches P·V."""
-    page = hk.load_scalar(block_tables, seq, index)
-    at = hk.tile_coord(0, 0, page, col)
-    kt = k_cache[at].load(hk.RT(DT, 16, COLS))
+def page_values(v_cache, at, seq_len, first_token, DT):
+    """V of one page (col layout), its rows at or past seq_len zeroed, so no stale value (a
+    NaN) in the page reaches P·V."""
     vt = v_cache[at].load(hk.RT(DT, 16, COLS, "col"))
-    token = hk.iota(hk.RT(hk.i32, 16, COLS, "col"), "row") + index * 16
-    return kt, hk.where(token < seq_len, vt, 0.0)
+    row = hk.iota(hk.RT(DT, 16, COLS, "col"), "row")      # 0..15: exact in 16 bits, and
+    return hk.where(row < hk.to_float(seq_len - first_token), vt, 0.0)   # half an i32 tile
 
 
 @functools.cache
@@ -93,14 +90,17 @@ def paged_decode(dtype: str):
         pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
                            first + PART_PAGES)            # a length past the table: cut
         col = kv_head * WARPS + warp
-        qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
+        qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
         for page in range(first, pages):
-            kt, vt = page_tiles(k_cache, v_cache, block_tables, seq, page, seq_len, col, DT)
+            at = hk.tile_coord(0, 0, hk.load_scalar(block_tables, seq, page), col)
             s = hk.zeros(hk.RT(hk.fp32, 16, 16))
-            s += qt @ kt.T                           # this warp's 64 columns of Q·Kᵀ
+            s += qt @ k_cache[at].load(hk.RT(DT, 16, COLS)).T   # this warp's 64 columns
+            # V is loaded once K is dead and flies during the softmax: K, V and Q live at once
+            # would cost sm_90a a resident warp in four (132 registers a lane, not 124)
+            vt = page_values(v_cache, at, seq_len, page * 16, DT)
             if WARPS > 1:
                 s = hk.group.sum(s)
             token = hk.iota(hk.RT(hk.i32, 16, 16), "col") + page * 16
