@@ -43,8 +43,10 @@ def lower_mma_shared(e: Emitter, op: kt.MmaSharedOp) -> None:
     """The warp count is a template argument: on sm_90a whole warpgroups (warps % 4 == 0)
     issue wgmma, other blocks mma.sync; the AMD headers ignore it."""
     warps = role_warps(op) or e.warps      # a pipeline role's warps, else the block's
-    # operands only TMA writes: no proxy fence before the wgmma (lower_pipeline.py)
-    fence = ", false" if all(map(written_by_tensor_copies, (op.a, op.b))) else ""
+    # shared operands only TMA writes (a register a is none): no proxy fence before the
+    # wgmma (lower_pipeline.py)
+    shared = (op.a, op.b) if op.a_shared else (op.b,)
+    fence = ", false" if all(map(written_by_tensor_copies, shared)) else ""
     function = "kt::mma_AB_shared" if op.b_kn else "kt::mma_ABt_shared"   # `a @ s`, `a @ s.T`
     _call(e, op, f"{function}<{warps}{fence}>", op.a, op.b, op.acc)
 

@@ -113,3 +113,32 @@ def test_each_pinnable_form_matches(hopper, constants):
            **{**route.constants, **constants})
     want = reference(*(t.float().numpy() for t in (q, k, v)), True)
     assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
+
+
+def test_overlap_keeps_the_older_p_v_in_flight_through_the_softmax():
+    """OVERLAP: step j issues S_j = Q·K_jᵀ, then P_(j-1)·V_(j-1); the waits pass makes the
+    softmax wait for S_j alone (`wgmma.wait_group 1`) and the O rescale for both (0). Both
+    MMAs read TMA-written stages only: no proxy fence before either."""
+    from ktile.ops.attention import op, prefill_ws
+    constants = {**op.route_for(128, False, 128, "sm_90a").constants, "OVERLAP": True}
+    source = prefill_ws.attention_ws("bf16").trace("sm_90a", **constants).source()
+    loop = source[source.index("wait_full("):source.index("release<")]
+    marks = ["kt::mma_ABt_shared<8, false>(", "kt::mma_AB_shared<8, false>(",
+             "kt::wgmma_wait<1>()", "kt::row_max(", "kt::wgmma_wait<0>()"]
+    places = [loop.find(mark) for mark in marks]
+    assert -1 not in places and places == sorted(places), dict(zip(marks, places))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_overlap_matches_at_ragged_lengths(hopper, causal):
+    """OVERLAP's extra step (K past the last tile: all -inf, P 0, rescale 1) and its first
+    (P 0 times V tile 0) change nothing: 3 query blocks, S 290 (a ragged last V tile)."""
+    import math
+    from ktile.ops.attention import op, prefill_ws
+    q, k, v = inputs(1, 2, 1, 300, 290, 128, torch.float16, seed=9)
+    o = torch.full_like(q, float("nan"))
+    constants = {**op.route_for(128, causal, 300, "sm_90a").constants, "OVERLAP": True}
+    prefill_ws.attention_ws("fp16")(q, k, op.values_for(v, constants), o, 1 / math.sqrt(128),
+                                    **constants)
+    want = reference(*(t.float().numpy() for t in (q, k, v)), causal)
+    assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())

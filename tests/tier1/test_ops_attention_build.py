@@ -17,10 +17,19 @@ pytestmark = pytest.mark.tier1
 # every route of the table in bf16 (its constants, not the kernel's defaults), one in fp16
 CASES = [(r.constants, "bf16") for r in op.TABLE.routes] + \
     [(op.TABLE.routes[-1].constants, "fp16")]
+# the pinnable OVERLAP form (two MMAs in flight through the softmax) where registers are
+# tightest: D 128 (S 16×64 and O 16×128 fp32, P carried)
+CASES += [({**r.constants, "OVERLAP": True}, "bf16") for r in op.TABLE.routes
+          if r.constants["D"] == 128 and not r.constants["CAUSAL"]]
 
 
-@pytest.fixture(scope="module", params=CASES,
-                ids=lambda c: f"D{c[0]['D']}-{'causal' if c[0]['CAUSAL'] else 'full'}-{c[1]}")
+def case_id(case) -> str:
+    constants, dtype = case
+    return (f"D{constants['D']}-{'causal' if constants['CAUSAL'] else 'full'}-{dtype}"
+            + ("-overlap" if constants.get("OVERLAP") else ""))
+
+
+@pytest.fixture(scope="module", params=CASES, ids=case_id)
 def attention_build(tmp_path_factory, request):
     hopper = build_gates.hopper()
     constants, dtype = request.param

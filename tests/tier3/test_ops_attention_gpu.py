@@ -1,8 +1,10 @@
 """`ktile.ops.scaled_dot_product_attention` on the GPU (tier 3, skipped without one) against
 torch's `F.scaled_dot_product_attention` on the same inputs: sm_90a's warp-specialised
 prefill kernel at ragged lengths (not multiples of the 128-row block or the 64-key tile),
-causal and not, GQA 32/8 and MHA, D 64 and 128, bf16 and fp16, L != S; and the route's build
-has no spill (ptxas's report through the runtime)."""
+causal and not, GQA 32/8 and MHA, D 64 and 128, bf16 and fp16, L != S; each pinnable form of
+the kernel (VT: Vᵀ read K-major; OVERLAP: P·V of the older tile under the softmax;
+LONGEST_FIRST off) likewise; and the route's build has no spill (ptxas's report through the
+runtime)."""
 import pytest
 
 from ktile.ops.attention.reference import tolerance
@@ -43,6 +45,36 @@ def test_matches_torch_sdpa(shape, causal):
     err = float((got.float() - want).abs().max())
     assert not torch.isnan(got).any()
     assert err <= tolerance(v.float().cpu().numpy()), err
+
+
+FORMS = [{"VT": True}, {"OVERLAP": True}, {"OVERLAP": True, "VT": True},
+         {"LONGEST_FIRST": False}]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[3]], ids=lambda s: "x".join(map(str, s[:6])))
+def test_each_pinnable_form_matches_torch_sdpa(shape, form, causal):
+    if not on_hopper():
+        pytest.skip("the attention kernel is sm_90a's (other targets are refused)")
+    import math
+    from ktile.ops import _library as lib
+    from ktile.ops.attention import op
+    b, h, h_kv, n_q, n_k, d, dtype = shape
+    g = torch.Generator(device="cuda").manual_seed(n_q + d + 1)
+    q, k, v = (torch.randn(s, device="cuda", generator=g).to(dtype)
+               for s in ((b, h, n_q, d), (b, h_kv, n_k, d), (b, h_kv, n_k, d)))
+    route = op.route_for(d, causal, n_q, "sm_90a")
+    constants = {**route.constants, **form}
+    got = torch.full_like(q, float("nan"))
+    kernel = op.OP.kernel(route, lib.kt_dtype(q))
+    kernel(q, k, op.values_for(v, constants), got, 1 / math.sqrt(d), **constants)
+    group = h // h_kv
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float().repeat_interleave(group, 1), v.float().repeat_interleave(group, 1),
+        is_causal=causal)
+    assert not torch.isnan(got).any()
+    assert float((got.float() - want).abs().max()) <= tolerance(v.float().cpu().numpy())
 
 
 @pytest.mark.parametrize("d", [64, 128])

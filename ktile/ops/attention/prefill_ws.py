@@ -54,7 +54,8 @@ def attention_ws(dtype: str):
                      BM: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
                      STAGES: hk.Constexpr[int] = 3, CAUSAL: hk.Constexpr[bool] = False,
                      VT: hk.Constexpr[bool] = False,
-                     LONGEST_FIRST: hk.Constexpr[bool] = False):
+                     LONGEST_FIRST: hk.Constexpr[bool] = False,
+                     OVERLAP: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
             block = hk.cdiv(q.rows, BM) - 1 - block
@@ -62,22 +63,33 @@ def attention_ws(dtype: str):
         keys = k.rows
         if CAUSAL:                                   # key tiles up to the block's last row
             keys = hk.minimum(keys, (block + 1) * BM)
+        tiles = hk.cdiv(keys, BK)
         value_tile = hk.ST(DT, D, BK) if VT else hk.ST(DT, BK, D)
-        pipe = hk.pipeline(STAGES, hk.ST(DT, BK, D), value_tile, steps=hk.cdiv(keys, BK))
+        # OVERLAP: step j holds K_j and V_(j-1) (one step more: the last holds only V), so
+        # P_(j-1)·V_(j-1) is issued after S_j and runs under the softmax of tile j
+        pipe = hk.pipeline(STAGES, hk.ST(DT, BK, D), value_tile,
+                           steps=tiles + 1 if OVERLAP else tiles)
 
         @pipe.producer(warpgroups=1, registers=24)
         def load(j, sk, sv):
             hk.group.load(sk, k[hk.tile_coord(z, kv_head, j, 0)])
+            jv = hk.maximum(j - 1, 0) if OVERLAP else j   # step 0's V: any tile, times P = 0
             if VT:
-                hk.group.load(sv, v[hk.tile_coord(z, kv_head, 0, j)])
+                hk.group.load(sv, v[hk.tile_coord(z, kv_head, 0, jv)])
             else:
-                hk.group.load(sv, v[hk.tile_coord(z, kv_head, j, 0)])
+                hk.group.load(sv, v[hk.tile_coord(z, kv_head, jv, 0)])
 
-        @pipe.consumer(warpgroups=2, registers=240)
-        def step(j, sk, sv, qr, row_max, row_sum, acc):
+        def scores(j, sk, qr):
+            """This warp's 16 rows of S_j = Q·K_jᵀ (wgmma, left in flight), not yet read."""
+            s = hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BK))
+            s += qr @ sk.T
+            return s
+
+        def softmax(j, s, row_max, row_sum):
+            """Scale, masks (keys past N, causal) and the online softmax of tile j: P_j (fp32),
+            the new row max and sum, and O's rescale. A tile past the last (OVERLAP's extra
+            step: keys ≥ N or causal-masked) is all -inf: P 0 and rescale 1."""
             rows = BM // pipe.consumer_warps
-            s = hk.zeros(hk.RT(hk.fp32, rows, BK))
-            s += qr @ sk.T                           # this warp's 16 rows of S, by wgmma
             s = s * scale
             key_index = hk.iota(hk.RT(hk.i32, rows, BK), "col") + j * BK
             s = hk.where(key_index >= k.rows, float("-inf"), s)
@@ -87,16 +99,28 @@ def attention_ws(dtype: str):
             new_max = hk.maximum(row_max, hk.row_max(s))
             p = hk.exp(s - new_max)
             rescale = hk.exp(row_max - new_max)
-            row_sum = row_sum * rescale + hk.row_sum(p)
-            acc = acc * rescale
+            return p, new_max, row_sum * rescale + hk.row_sum(p), rescale
+
+        def times_values(acc, p, sv):
             if VT:
-                acc += p.to(DT) @ sv.T               # O += P·V, Vᵀ [D, BK] K-major
+                acc += p @ sv.T                      # O += P·V, Vᵀ [D, BK] K-major
             else:
-                acc += p.to(DT) @ sv                 # O += P·V, V [BK, D] read N-major
-            return qr, new_max, row_sum, acc
+                acc += p @ sv                        # O += P·V, V [BK, D] read N-major
+            return acc
+
+        @pipe.consumer(warpgroups=2, registers=240)
+        def step(j, sk, sv, qr, row_max, row_sum, acc, p_prev):
+            s = scores(j, sk, qr)
+            if OVERLAP:                              # the older tile's P·V, after S_j: the
+                acc = times_values(acc, p_prev, sv)  # softmax waits for S_j alone (wait 1)
+            p, row_max, row_sum, rescale = softmax(j, s, row_max, row_sum)
+            acc = acc * rescale
+            if OVERLAP:
+                return qr, row_max, row_sum, acc, p.to(DT)
+            return qr, row_max, row_sum, times_values(acc, p.to(DT), sv), p_prev
 
         @pipe.finish
-        def store(qr, row_max, row_sum, acc):
+        def store(qr, row_max, row_sum, acc, p_prev):
             rows = block * pipe.consumer_warps + hk.arch.warp_id
             o[hk.tile_coord(z, h, rows, 0)] = (acc / row_sum).to(DT)
 
@@ -104,5 +128,5 @@ def attention_ws(dtype: str):
         mine = block * 8 + hk.arch.warp_id            # the producer's warps load zeros or
         qr = q[hk.tile_coord(z, h, mine, 0)].load(hk.RT(DT, rows, D))   # rows unused
         pipe.run(qr, hk.neg_infty(hk.RV(hk.fp32, rows)), hk.zeros(hk.RV(hk.fp32, rows)),
-                 hk.zeros(hk.RT(hk.fp32, rows, D)))
+                 hk.zeros(hk.RT(hk.fp32, rows, D)), hk.zeros(hk.RT(DT, rows, BK)))
     return attention_ws
