@@ -128,3 +128,38 @@ def test_the_kn_wgmma_header_is_its_generators_output():
     text = gen.HEADER.read_text()
     assert text == gen.render(), "run python scripts/generate_wgmma_kn_header.py after editing it"
     assert text.count("p, 1, 1, 1;") == len(gen.WIDTHS)   # imm-trans-b 1 in every form
+
+
+@hk.kernel(warps=4, grid=lambda p: (1, 1, 1))
+def two_in_flight(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+    """S = a·b₀ᵀ issued first, O += a·b₁ (K×N) second: reading S waits for it alone."""
+    sk = hk.shared(hk.ST(hk.bf16, 64, 64))
+    sv = hk.shared(hk.ST(hk.bf16, 64, 64))
+    hk.group.load(sk, b[hk.tile_coord(0, 0, 0, 0)])
+    hk.group.load(sv, b[hk.tile_coord(0, 0, 1, 0)])
+    hk.wait_for(sk, sv)
+    hk.barrier()
+    w = hk.arch.warp_id
+    ra = a[hk.tile_coord(0, 0, w, 0)].load(hk.RT(hk.bf16, 16, 64))
+    s = hk.zeros(hk.RT(hk.fp32, 16, 64))
+    s += ra @ sk.T
+    o = hk.zeros(hk.RT(hk.fp32, 16, 64))
+    o += ra @ sv
+    s = s * 2.0                                    # reads S: wgmma.wait_group 1
+    o = o + s                                      # reads O: wgmma.wait_group 0
+    c[hk.tile_coord(0, 0, w, 0)] = o
+
+
+def test_reading_the_older_of_two_mmas_leaves_the_newer_in_flight():
+    """The waits pass counts MMAs issued after the one read (wgmma groups complete oldest
+    first): 1 before S's read, 0 before O's; the interpreter computes 2·a·b₀ᵀ + a·b₁."""
+    source = two_in_flight.source(target="sm_90a")
+    waits = [source.index(w) for w in ("kt::mma_ABt_shared<4>(", "kt::mma_AB_shared<4>(",
+                                       "kt::wgmma_wait<1>()", "kt::wgmma_wait<0>()")]
+    assert waits == sorted(waits), waits
+    a, b = rand((1, 1, 64, 64), 3), rand((1, 1, 128, 64), 4)
+    c = torch.full((1, 1, 64, 64), float("nan"))
+    two_in_flight.interpret(a, b, c, target="sm_90a")
+    a64, b64 = a.double().numpy()[0, 0], b.double().numpy()[0, 0]
+    want = 2 * a64 @ b64[:64].T + a64 @ b64[64:]
+    np.testing.assert_allclose(c.numpy()[0, 0], want, atol=1e-2, rtol=1e-3)
