@@ -51,10 +51,28 @@ def test_routes_by_form_and_shape(rows, cols, rowwise, bias, bn):
     assert (route.constants["ROWWISE"], route.constants["BIAS"]) == (rowwise, bias)
 
 
-def test_amd_targets_are_refused_naming_sm_90a(monkeypatch):
+@pytest.mark.parametrize("target", ["gfx942", "gfx1100"])
+def test_targets_without_fp8_mfma_are_refused_naming_the_others(monkeypatch, target):
     a, w, sa, sb, _ = op.operands(16, 32, 32, rowwise=False, bias=False)
-    monkeypatch.setattr(lib, "target_of", lambda t: "gfx950")
-    refused(lambda: op.scaled_mm(a, w.t(), sa, sb), "gfx950", "sm_90a", kind=InputError)
+    monkeypatch.setattr(lib, "target_of", lambda t: target)
+    refused(lambda: op.scaled_mm(a, w.t(), sa, sb), target, "sm_90a", "gfx950",
+            kind=InputError)
+
+
+def test_gfx950_in_turns_matches_the_reference():
+    """gfx950's route (every wave both roles in turn) on the interpreter traced for gfx950,
+    per-token / per-channel scales and a bias, ragged M, N, K."""
+    route = config.choose(70, 136, "gfx950", True, True)
+    assert route.targets == ("gfx950",)
+    a, w, sa, sb, bias = op.operands(70, 136, 208)
+    out = torch.zeros(70, 136).bfloat16()
+    op.OP.kernel(route, "fp8-bf16").interpret(a, w, sa.view(1, -1), sb, bias, out,
+                                              target="gfx950", **route.constants)
+    want = reference(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(),
+                     bias.double().numpy(), dtypes.bf16)
+    tol = tolerance(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(), want,
+                    "bf16")
+    assert np.abs(out.float().numpy() - want).max() <= tol
 
 
 def operands():

@@ -14,7 +14,8 @@ the form's constants in its routes so that every form the op launches is built a
 
 Small M (decode) takes the same tiles: correct at any M (rows past M are zero-filled and
 never stored), not tuned for it. Every route builds with zero spills on sm_90a
-(tests/tier1/test_scaled_mm_build.py). AMD targets are refused (op.py): no route there.
+(tests/tier1/test_scaled_mm_build.py). gfx950 has one route per form (below); the other AMD
+targets are refused (op.py): no fp8 MFMA there in ktile.
 """
 from __future__ import annotations
 
@@ -42,8 +43,21 @@ def form_routes(rowwise: bool, bias: bool) -> list[Route]:
             tile(*wide, rowwise, bias, sample=(70, 300))]
 
 
+# gfx950 (CDNA4: fp8 MFMA from LDS): the same program, every wave playing both roles in turn
+# (no warp specialisation there); 128 x 128 tiles, 3 stages of 32 KiB in its 160 KiB of LDS.
+# Checked by wave emulation and the build's cocheck gate (0 spills), not timed on a GPU.
+AMD_FP8 = ("gfx950",)
+
+
+def amd_route(rowwise: bool, bias: bool) -> Route:
+    return Route("fp8_ws_nt", {"BN": 128, "STAGES": 3, "GROUP_M": GROUP_M, "ROWWISE": rowwise,
+                               "BIAS": bias}, targets=AMD_FP8, sample=(70, 136))
+
+
 FORMS = [(False, False), (True, False), (False, True), (True, True)]
-TABLE = RoutingTable([route for form in FORMS for route in form_routes(*form)])
+TARGETS = SM90 + AMD_FP8
+TABLE = RoutingTable([route for form in FORMS for route in form_routes(*form)]
+                     + [amd_route(*form) for form in FORMS])
 
 
 def fits_form(route: Route, rowwise: bool, bias: bool) -> bool:
@@ -62,4 +76,4 @@ def choose(rows: int, cols: int, target: str, rowwise: bool, bias: bool) -> Rout
         if route.fits(rows, cols, target) and fits_form(route, rowwise, bias):
             return route
     raise InputError(f"scaled_mm: no kernel handles M = {rows}, N = {cols} on {target}",
-                     hint="scaled_mm runs on sm_90a (Hopper); file an issue with the shape")
+                     hint="scaled_mm runs on sm_90a and gfx950; file an issue with the shape")

@@ -8,8 +8,9 @@ bias [N] of out_dtype (bf16, fp16 or fp32). out = (a · b) · scale_a · scale_b
 products accumulate in fp32 (wgmma e4m3), the scales and the bias are applied to the fp32
 accumulators in the epilogue, and the result is rounded once to out_dtype.
 
-Runs on sm_90a (the kernel is matmul's warp-specialised pipeline at fp8, kernels.py), and on
-the CPU by the interpreter traced for sm_90a; other GPUs are refused before anything runs.
+Runs on sm_90a (the kernel is matmul's warp-specialised pipeline at fp8, kernels.py), on
+gfx950 (the same program in turns, fp8 MFMA; emulated and built, not timed), and on the CPU
+by the interpreter traced for sm_90a; other GPUs are refused before anything runs.
 Scales stay tensors (never `.item()`), so a call can be captured in a CUDA graph.
 """
 from __future__ import annotations
@@ -28,17 +29,18 @@ KERNELS = {"fp8_ws_nt": kernels.fp8_ws_nt}
 OUTPUTS = ("bf16", "fp16", "fp32")
 NAMES = tuple(name_of("fp8", o) for o in OUTPUTS)       # "fp8-bf16", ...
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-TARGET = "sm_90a"        # the one target with a route; a CPU call is interpreted for it
+INTERPRET_TARGET = "sm_90a"     # the target a CPU call is interpreted for
 
 
 def target_for(a: torch.Tensor) -> str:
-    """sm_90a for a GPU that is one, and for the CPU (the interpreter); else refused."""
+    """The GPU's target where it has routes (sm_90a, gfx950), sm_90a on the CPU (the
+    interpreter); other GPUs are refused."""
     target = lib.target_of(a)
     if target is None:
-        return TARGET
-    if target != TARGET:
+        return INTERPRET_TARGET
+    if target not in config.TARGETS:
         raise InputError(f"scaled_mm: {a.device} is {target}; ktile's fp8 GEMM runs on "
-                         f"{TARGET} (Hopper wgmma e4m3) only, not on AMD targets yet",
+                         f"{' and '.join(config.TARGETS)} (wgmma / MFMA e4m3) only",
                          hint="use torch._scaled_mm on this GPU, or ktile.ops.matmul on "
                               "bf16 operands")
     return target
