@@ -1,0 +1,89 @@
+"""ktile.ops.paged_attention_decode on CPU tensors (the interpreter) against its float64
+reference (issue #12): ragged lengths (not multiples of the 16-token block, a length of 0 and
+of 1), GQA groups of 1, 4 and 18 (two 16-head chunks), head sizes 64 and 128, bf16 and fp16,
+the split form (partials and the combine kernel) and the unsplit one, out=, the scale, stale
+NaN in the cache's unused rows; the routing table's choice; refusals naming the parameter."""
+import pytest
+import torch
+
+import ktile
+from ktile.errors import InputError
+from ktile.ops import _library as lib
+from ktile.ops.paged_attention import cases
+from ktile.ops.paged_attention.op import TABLE, route_for
+from bad_inputs import refused
+
+decode = ktile.ops.paged_attention_decode
+
+
+def unsplit(d: int):
+    return next(r for r in TABLE.routes if r.constants["D"] == d and not r.constants["SPLIT"])
+
+
+@pytest.mark.parametrize("lengths,heads,kv_heads,d,dtype", [
+    ([37, 5, 50], 8, 2, 64, torch.bfloat16),         # split: 8 pages a partition
+    ([200, 1, 0], 4, 1, 128, torch.bfloat16),         # 2 partitions, a length of 1 and of 0
+    ([20, 33], 36, 2, 64, torch.float16),             # group 18: two chunks of 16 heads
+], ids=str)
+def test_matches_the_reference(lengths, heads, kv_heads, d, dtype):
+    case = cases.make_case(lengths, heads, kv_heads, d, dtype=dtype, seed=len(lengths))
+    assert route_for(d, len(lengths) * kv_heads, case.block_tables.shape[1] * 16,
+                     None).constants["SPLIT"]
+    got = decode(*case.args)
+    assert got.shape == case.query.shape and got.dtype == dtype
+    err, tol = cases.error(case, got)
+    assert err <= tol, (err, tol)
+
+
+def test_unsplit_route_and_out_and_scale():
+    """The one-block-a-pair kernel (pinned: the table takes it from 2048 pairs) writes out=,
+    with a scale of its own; the split form gives the same within the tolerance."""
+    case = cases.make_case([45, 17, 3], 12, 4, 64, seed=4)
+    out = torch.full_like(case.query, float("nan"))
+    with lib.pinned(TABLE, unsplit(64)):
+        assert decode(*case.args, scale=0.3, out=out) is out
+    err, tol = cases.error(case, out, scale=0.3)
+    assert err <= tol, (err, tol)
+    err, _ = cases.error(case, decode(*case.args, scale=0.3), scale=0.3)
+    assert err <= tol
+
+
+def test_routes_split_few_pairs_and_refuse_cdna():
+    assert route_for(128, 8, 32768, "sm_90a").constants["PART_PAGES"] == 32
+    assert route_for(128, 32, 512, "sm_90a").constants["PART_PAGES"] == 8
+    assert not route_for(128, 2048, 4096, "sm_90a").constants["SPLIT"]
+    refused(lambda: route_for(128, 8, 4096, "gfx950"), "gfx950", "MMA needs 32",
+            kind=InputError)
+
+
+def test_torch_op_is_registered():
+    case = cases.make_case([19], 4, 2, 64, seed=2)
+    got = torch.ops.ktile.paged_attention_decode(*case.args, 0.125)
+    err, tol = cases.error(case, got, scale=0.125)
+    assert err <= tol
+
+
+def test_refusals_name_the_parameter():
+    c = cases.make_case([19, 4], 8, 2, 64, seed=3)
+    q, k, v, bt, lens = c.args
+    refused(lambda: decode(q.float(), k, v, bt, lens), "'query'", "float32", kind=InputError)
+    refused(lambda: decode(q, k.half(), v.half(), bt, lens), "'key_cache'", "query's dtype",
+            kind=InputError)
+    refused(lambda: decode(q, k, v[..., :32].contiguous(), bt, lens), "'value_cache'", "shape",
+            kind=InputError)
+    refused(lambda: decode(q[..., :32].contiguous(), k[..., :32].contiguous(),
+                           v[..., :32].contiguous(), bt, lens), "head size 32", kind=InputError)
+    refused(lambda: decode(q[:, :3].contiguous(), k, v, bt, lens), "3 heads", "kv_heads",
+            kind=InputError)
+    refused(lambda: decode(q, k.view(-1, 8, 2, 64), v.view(-1, 8, 2, 64), bt, lens),
+            "blocks of 8", "16", kind=InputError)
+    refused(lambda: decode(q, k, v, bt.long(), lens), "'block_tables'", "int32",
+            kind=InputError)
+    refused(lambda: decode(q, k, v, bt, lens[:1]), "'seq_lens'", "one per sequence",
+            kind=InputError)
+    refused(lambda: decode(q, k, v, bt.t(), lens), "'block_tables'", "contiguous",
+            kind=InputError)
+    refused(lambda: decode(q, k, v, bt, lens, scale=float("inf")), "'scale'", "finite",
+            kind=InputError)
+    refused(lambda: decode(q, k, v, bt, lens, out=q), "'out'", "shares memory",
+            kind=InputError)
