@@ -12,6 +12,7 @@ COMPUTE_BOUND = {"matmul", "linear",       # timed by benchmarks/wgmma_gemm.py, 
                  "moe_align_block_size", "moe_grouped_gemm", "fused_moe"}   # benchmarks/moe.py
 COMPUTE_BOUND |= {"awq_gemm", "awq_dequantize"}   # W4A16: timed by benchmarks/awq.py
 COMPUTE_BOUND |= {"scaled_mm"}   # fp8 GEMM: timed by benchmarks/matmul_fp8.py
+COMPUTE_BOUND |= {"paged_attention_decode"}   # timed by benchmarks/paged_decode.py
 
 
 @pytest.fixture(autouse=True)
