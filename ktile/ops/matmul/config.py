@@ -115,6 +115,14 @@ def stream_blocks(route: Route, multiprocessors: int, resident: int | None = Non
 # at 2 and 4 stages, cause not found).
 SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 3},
                              max_rows=64, targets=SM90, sample=(20, 70))]
+# The same pipeline with no split of K and no second kernel (skinny_wgmma.wgmma_gemv_nt):
+# cdiv(N, BN) blocks in one wave, the bias added and rounded in its epilogue, so the
+# reduction's launch and partials are gone where narrow W bands alone fill the machine
+# (BN 32: 128 blocks at N 4096). 4 stages of a's 64 x 128 and W's 32 x 128 tiles: 96 KiB,
+# 2 blocks per SM. Untimed: pinnable, listed after skinny_wgmma_nt, and in
+# benchmarks/gemv_sweep.py's grid (BN 32 / 64, BK 64 / 128 / 256, a in shared or registers).
+WGMMA_GEMV_ROUTES = [Route("wgmma_gemv_nt", {"BN": 32, "BK": 128, "STAGES": 4},
+                           max_rows=64, targets=SM90, sample=(5, 70))]
 
 # sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
 # pipeline of stages, one block per SM, 168 registers at launch, 0 spills, ptxas 13.0), its
@@ -157,7 +165,7 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
-TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + GEMV_PINNABLE
+TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + WGMMA_GEMV_ROUTES + GEMV_PINNABLE
                      + skinny_routes("skinny_nt") + STREAM_ROUTES + skinny_routes("skinny_nn")
                      + NN_TILES + NT_TILES)
 

@@ -26,6 +26,7 @@ from .dtypes import NAMES, name_of, pair
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
            "skinny_wgmma_nt": skinny_wgmma.skinny_wgmma_nt,
+           "wgmma_gemv_nt": skinny_wgmma.wgmma_gemv_nt,
            "wgmma_sync_nt": tiles.wgmma_sync_nt, "wgmma_ws_nt": tiles_ws.wgmma_ws_nt,
            "wgmma_ws_persistent_nt": tiles_ws.wgmma_ws_persistent_nt,
            "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt,

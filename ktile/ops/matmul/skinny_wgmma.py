@@ -58,10 +58,57 @@ SHAPES = [
 ]
 
 
+DIRECT_SHAPES = SHAPES[:4] + [
+                 (lambda p: p.out.batch * p.out.depth == 1 and p.out.rows == p.a.rows
+                  and p.out.cols == p.b.rows, "out must be [M, N]: a's M rows, N = b.rows"),
+                 (lambda p: p.bias.cols == p.b.rows
+                  and p.bias.rows * p.bias.depth * p.bias.batch == 1,
+                  "bias must hold one value per row of W (N values)")]
+
+
 def run_length(tiles, splits, stages: int):
     """K tiles per split: a whole number of STAGES-tile rounds (the loop's unit); device
     values in the kernel, Python ints on the host (config.wgmma_splits)."""
     return stages * hk.cdiv(tiles, stages * splits)
+
+
+@hk.func
+def stream_products(a, b, n, first, end, DT, BN, BK, STAGES, IN_FLIGHT, A_REGS):
+    """This warp's fp32 16 x BN tile of a · W[n·BN .. n·BN + BN)ᵀ over the K tiles [first, end)
+    (a whole number of STAGES-tile rounds, at least one): the TMA pipeline the module
+    docstring describes, with the warps of the block (one warpgroup)."""
+    w = hk.arch.warp_id
+    tiles = hk.cdiv(a.cols, BK)
+    sa = [] if A_REGS else [hk.shared(hk.ST(DT, MAX_ROWS, BK)) for _ in range(STAGES)]
+    sb = [hk.shared(hk.ST(DT, BN, BK)) for _ in range(STAGES)]
+    bufs = [[sb[i]] if A_REGS else [sa[i], sb[i]] for i in range(STAGES)]
+    acc = hk.zeros(hk.RT(hk.fp32, MAX_ROWS // 4, BN))   # this warp's 16 rows of a
+    for s in range(STAGES - 1):                          # end - first ≥ STAGES: all in the run
+        if not A_REGS:
+            hk.group.load(sa[s], a[hk.tile_coord(0, 0, 0, first + s)])
+        hk.group.load(sb[s], b[hk.tile_coord(0, 0, n, first + s)])
+    hk.wait_for(*bufs[0])
+    hk.barrier()
+    for k in range(first, end, STAGES):
+        for s in range(STAGES):                          # unrolled: buffer s, tile k + s
+            if A_REGS:                                   # this warp's rows, from L2
+                ra = a[hk.tile_coord(0, 0, w, k + s)].load(hk.RT(DT, MAX_ROWS // 4, BK))
+                acc += ra @ sb[s].T                      # in flight
+            else:
+                acc += sa[s] @ sb[s].T                   # in flight
+            free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
+            if IN_FLIGHT:                                # MMA k+s-1, loads k+s+1
+                hk.wait_for(*bufs[free], *bufs[nxt])
+            else:                                        # MMA k+s too (drained)
+                hk.wait_for(acc, *bufs[nxt])
+            hk.barrier()                                 # every warp is done with k+s-1
+            t = k + s + STAGES - 1
+            t = hk.where(t < end, t, tiles)              # past the run: past K, no read
+            if not A_REGS:
+                hk.group.load(sa[free], a[hk.tile_coord(0, 0, 0, t)])
+            hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, t)])
+    hk.wait_for(*sa, *sb)                                # the last prefetches (past K)
+    return acc
 
 
 @functools.lru_cache(maxsize=None)
@@ -76,39 +123,33 @@ def skinny_wgmma_nt(dtype: str):
                                STAGES: hk.Constexpr[int] = 3,
                                IN_FLIGHT: hk.Constexpr[int] = 1,
                                A_REGS: hk.Constexpr[int] = 0):
-        n, split, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
-        tiles = hk.cdiv(a.cols, BK)
-        per = run_length(tiles, part.depth, STAGES)
+        n, split = hk.arch.block_idx.x, hk.arch.block_idx.y
+        per = run_length(hk.cdiv(a.cols, BK), part.depth, STAGES)
         first = split * per
-        end = first + per
-        sa = [] if A_REGS else [hk.shared(hk.ST(DT, MAX_ROWS, BK)) for _ in range(STAGES)]
-        sb = [hk.shared(hk.ST(DT, BN, BK)) for _ in range(STAGES)]
-        bufs = [[sb[i]] if A_REGS else [sa[i], sb[i]] for i in range(STAGES)]
-        acc = hk.zeros(hk.RT(hk.fp32, MAX_ROWS // 4, BN))   # this warp's 16 rows of a
-        for s in range(STAGES - 1):                          # per ≥ STAGES: all in the run
-            if not A_REGS:
-                hk.group.load(sa[s], a[hk.tile_coord(0, 0, 0, first + s)])
-            hk.group.load(sb[s], b[hk.tile_coord(0, 0, n, first + s)])
-        hk.wait_for(*bufs[0])
-        hk.barrier()
-        for k in range(first, end, STAGES):
-            for s in range(STAGES):                          # unrolled: buffer s, tile k + s
-                if A_REGS:                                   # this warp's rows, from L2
-                    ra = a[hk.tile_coord(0, 0, w, k + s)].load(hk.RT(DT, MAX_ROWS // 4, BK))
-                    acc += ra @ sb[s].T                      # in flight
-                else:
-                    acc += sa[s] @ sb[s].T                   # in flight
-                free, nxt = (s + STAGES - 1) % STAGES, (s + 1) % STAGES
-                if IN_FLIGHT:                                # MMA k+s-1, loads k+s+1
-                    hk.wait_for(*bufs[free], *bufs[nxt])
-                else:                                        # MMA k+s too (drained)
-                    hk.wait_for(acc, *bufs[nxt])
-                hk.barrier()                                 # every warp is done with k+s-1
-                t = k + s + STAGES - 1
-                t = hk.where(t < end, t, tiles)              # past the run: past K, no read
-                if not A_REGS:
-                    hk.group.load(sa[free], a[hk.tile_coord(0, 0, 0, t)])
-                hk.group.load(sb[free], b[hk.tile_coord(0, 0, n, t)])
-        hk.wait_for(*sa, *sb)                                # the last prefetches (past K)
-        part[hk.tile_coord(0, split, w, n)] = acc
+        acc = stream_products(a, b, n, first, first + per, DT, BN, BK, STAGES, IN_FLIGHT,
+                              A_REGS)
+        part[hk.tile_coord(0, split, hk.arch.warp_id, n)] = acc
     return matmul_skinny_wgmma_nt
+
+
+@functools.lru_cache(maxsize=None)
+def wgmma_gemv_nt(dtype: str):
+    """The same product with no split of K and no second kernel: block n streams all of K for
+    its BN rows of W, adds the bias in fp32 and rounds once into out [M, N] (rows past M and
+    columns past N are not stored). One wave of cdiv(N, BN) blocks: the N blocks must fill the
+    multiprocessors by themselves (narrow BN: 32 gives 128 blocks at N = 4096), each keeping
+    STAGES - 1 W tiles of BN x BK in flight."""
+    DT, OUT = (getattr(hk, d) for d in pair(dtype))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.b.rows, p.BN),), warps=4, requires=DIRECT_SHAPES)
+    def matmul_wgmma_gemv_nt(a: hk.Tensor[DT], b: hk.Tensor[DT], bias: hk.Tensor[DT],
+                             out: hk.Tensor[OUT], *, BN: hk.Constexpr[int] = 32,
+                             BK: hk.Constexpr[int] = 128, STAGES: hk.Constexpr[int] = 4,
+                             IN_FLIGHT: hk.Constexpr[int] = 1,
+                             A_REGS: hk.Constexpr[int] = 0):
+        n = hk.arch.block_idx.x
+        end = STAGES * hk.cdiv(hk.cdiv(a.cols, BK), STAGES)      # whole rounds; past K: 0
+        acc = stream_products(a, b, n, 0, end, DT, BN, BK, STAGES, IN_FLIGHT, A_REGS)
+        acc = acc + bias[hk.tile_coord(0, 0, 0, n)].load(hk.RV(DT, BN, "col")).to(hk.fp32)
+        out[hk.tile_coord(0, 0, hk.arch.warp_id, n)] = acc.to(OUT)
+    return matmul_wgmma_gemv_nt

@@ -1,0 +1,47 @@
+"""benchmarks/gemv_sweep.py without a GPU: every variant it pins is a route of the matmul table
+for sm_90a whose constants pass the kernel's own shape rules at that M (a variant that could
+never run would waste the H200's minutes), and the summary picks the fastest correct variant
+and states it against cuBLAS and W's copy."""
+import os
+import sys
+
+import pytest
+
+from ktile.ops.matmul.op import KERNELS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
+
+import gemv_sweep  # noqa: E402
+from matmul import pinned_route  # noqa: E402
+
+
+@pytest.mark.parametrize("m", gemv_sweep.DECODE_M)
+def test_every_variant_is_a_table_route_that_takes_m(m):
+    specs = gemv_sweep.variants(m)
+    assert len(specs) == len(set(specs))
+    kinds = {spec.partition(":")[0] for spec in specs}
+    assert {"skinny_wgmma_nt", "wgmma_gemv_nt"} <= kinds
+    assert ("gemv_nt" in kinds) == (m <= 8)
+    for spec in specs:
+        route = pinned_route(spec, m, 4096)
+        assert route.kernel in KERNELS
+        c = route.constants
+        if route.kernel == "gemv_stream_nt":
+            assert m <= c["MB"] and c["RW"] * c["MB"] <= 8
+        if route.kernel == "skinny_nt":
+            assert c["ROWS"] >= m
+
+
+def test_summary_takes_the_fastest_correct_variant():
+    row = {"m": 4, "n": 4096, "k": 4096, "bytes": (4096 * 4096 + 2 * 4 * 4096) * 2,
+           "cublas_ms": 0.020, "copy_w_ms": 0.030,
+           "kernels": {"routed": {"ms": 0.025}, "b": {"ms": 0.016},
+                       "c": {"error": "did not build"},
+                       "d": {"wrong": True, "error": "max error 3 over tolerance 1"}}}
+    s = gemv_sweep.summarize(row)
+    assert s["best"] == "b" and s["ms"] == 0.016
+    assert s["x_cublas"] == pytest.approx(0.020 / 0.016)
+    assert s["routed_x_cublas"] == pytest.approx(0.020 / 0.025)
+    copy_rate = 2 * 4096 * 4096 * 2 / 0.030
+    assert s["pct_copy"] == pytest.approx(100 * row["bytes"] / 0.016 / copy_rate)
