@@ -23,6 +23,16 @@ rest): a single-value store without a new language op.
 Edges: tile rows past K/16 (K not a multiple of 256), planes past N or M read 0 and add
 nothing; outputs past N or M lie outside out and are not written. Every full or ragged tile
 stays on the 16-byte path (the rows are 32 bytes apart) when the tensors are 16-byte aligned.
+
+Why it streams below the copy rate (SASS of MB 1 / UNROLL 4, CUDA 13.0, read 2026-12-02): the
+source writes a step's four W loads before its math, but ptxas issues each W / a pair of
+LDG.128 right before its FFMAs and waits for it before the next pair (the same schedule with
+`__ldg`: not the load flavour), so a warp has one 512-byte W access in flight. At 56-64
+registers 32 warps fit a multiprocessor: about 16 KB in flight, where the copy rate needs
+~25-30 KB (latency x bandwidth / 132 SMs). At MB 2 the second row's a loads and FMAs sit in
+the same serial chain (56.8 against 38.6 us at 12288 x 4096 on the H200). W is read once
+(MB >= M: one block column). At M 1 it already matches cuBLAS under benchmarks' timing, whose
+L2 flush leaves up to ~50 MiB of dirty lines that the call's reads write back (gemv_sweep.py).
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 

@@ -21,6 +21,16 @@ butterfly: the same bits every run, no atomics), the bias added in fp32, rounded
 Out is [M, N, 1] and the bias [N, 1]: a 16-element column vector at (m, n, 0) has one element
 inside the global, a single-value store. Edges: tile rows past K/16, rows past N or M read 0;
 outputs past N or M are not written.
+
+Why it measured slower than gemv_nt (H200, 2026-12-02; SASS of MB 1 / RW 2 / DEPTH 2, CUDA
+13.0): the queue works (the next step's two W LDG.128 are issued mid-body and consumed two
+iterations later; 72 registers, 28 warps, up to ~56 KB in flight a multiprocessor by
+construction), but each iteration first waits for its a load (an L1 hit at best) before its
+math, and the grid leaves warps idle or in a ragged last round: at N 4096 2048 groups of 2
+rows meet 3696 resident warps (half idle, each running a 16-step serial chain), at N 12288
+6144 groups take 1.66 rounds. At MB 8 (160 registers, 12 warps) the FMA form is issue-bound:
+about 136 instructions a lane per 16-byte W unit (W's unpack, then 8 rows x (a's unpack and
+8 FFMAs)), against ~124 a copy-rate stream leaves.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 

@@ -13,6 +13,14 @@ edge read 0 and add nothing; nothing past M or N is written.
 Phase 2 (`splitk_reduce`): sums the partials in split order (the same bits every run: no
 atomics), UNROLL splits' loads in flight at a time, adds the bias in fp32 and rounds once to
 the output dtype.
+
+Why `skinny_nt` ran 2x M = 1's time at M 3..8 on sm_90a (0.38-0.47x cuBLAS, H200 2026-12-02;
+SASS of ROWS 16 / BN 32 / BK 32 / UNROLL 2, CUDA 13.0): W is read once (one block column of
+a's 16 rows, every row of a in the same MMA: no per-row re-read or serial pass), but W's tile
+is loaded as the MMA's fragment in the row layout, 4 bytes a lane per LDG (48 32-bit loads
+and 16 HMMA in the loop) where a flat tile takes 16, and at 122 registers only 16 warps fit a
+multiprocessor; each block also reloads a's 16-row tile every step (L2), and the partials
+take a second launch. sm_90a routes M >= 2 to skinny_wgmma.py (W by TMA: 16-byte bulk copies).
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 

@@ -1,5 +1,6 @@
 """The skinny path on sm_90a (M ≤ 64, b the weight W [N, K]): phase 1 of a split-K product,
-W streamed once through a TMA pipeline into wgmma.
+W streamed once through a TMA pipeline into wgmma (and `wgmma_gemv_nt`, the same product in
+one kernel: below).
 
 Block (n, split) owns BN rows of W (BN columns of out) and a contiguous run of `per` K tiles
 (`per` = STAGES · ⌈tiles / (STAGES · splits)⌉, from the split count, `part`'s depth: one
@@ -34,6 +35,20 @@ Edges: a tile past K (the last split's run, or K not a multiple of BK) is zero-f
 (by cp.async where no tensor map can describe a or W: K · 2 bytes no multiple of 16, the
 runtime's fallback build) and adds nothing; a prefetch past the split's run is pointed past K (zero-filled, no memory
 read) rather than at the next split's tiles; rows past M and columns past N are not stored.
+
+`wgmma_gemv_nt`: the same loop (`stream_products`) over all of K in one block per BN rows of
+W, the bias added in fp32 and rounded in its epilogue: no partials, no second launch. Its grid
+is cdiv(N, BN) blocks, so narrow bands (BN 32: 128 blocks at N 4096) fill the machine; a's
+64-row stage tile (TMA-padded) then takes 2/3 of the shared memory (A_REGS 1 frees it).
+ptxas 13: 52 registers, 96 KiB, 0 spills at BN 32 / BK 128 / 4 stages. Pinnable, untimed.
+
+Why `skinny_wgmma_nt` streams below the copy rate (0.69-0.82x cuBLAS at M 16 / 32, H200
+2026-12-02): not for want of loads in flight: 136 registers and 72 KiB give 3 blocks a
+multiprocessor, each with 2 stages of W (32 KiB) in flight, ~96 KiB by construction. What a
+decode shape leaves is fixed costs: each block runs a short split (9 K tiles at 4096 x 4096:
+the first TMA round trip and the last MMA's drain are a third of its life), every stage waits
+for an MMA and a block barrier, and `splitk_reduce` is a second launch. `wgmma_gemv_nt`
+removes the second launch and the splits (benchmarks/gemv_sweep.py times both).
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
