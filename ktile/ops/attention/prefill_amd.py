@@ -33,6 +33,8 @@ import functools
 
 import ktile as hk
 
+LOG2_E = 1.4426950408889634
+
 SHAPES = [
     (lambda p: p.q.cols == p.D and p.k.cols == p.D and p.vt.rows == p.D and p.o.cols == p.D,
      "q, k and o must be [B, H, L, D] and vt [B, H_kv, D, S'] with D the kernel's D"),
@@ -51,11 +53,13 @@ def attention_amd(dtype: str):
     def attention_amd(q: hk.Tensor[DT], k: hk.Tensor[DT], vt: hk.Tensor[DT],
                       o: hk.Tensor[DT], scale: float, *, D: hk.Constexpr[int] = 128,
                       BK: hk.Constexpr[int] = 64, ROWS: hk.Constexpr[int] = 16,
-                      WARPS: hk.Constexpr[int] = 4, CAUSAL: hk.Constexpr[bool] = False):
+                      WARPS: hk.Constexpr[int] = 4, CAUSAL: hk.Constexpr[bool] = False,
+                      Q_LDS: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         w = hk.arch.warp_id
         kv_head = h // (q.depth // k.depth)
         BM = WARPS * ROWS
+        scale_log2 = scale * LOG2_E                  # the softmax in base 2 (exp2)
         sk = [hk.shared(hk.ST(DT, BK, D)) for _ in range(2)]
         svt = [hk.shared(hk.ST(DT, D, BK)) for _ in range(2)]
 
@@ -76,16 +80,16 @@ def attention_amd(dtype: str):
             hk.wait_for(sk[buffer], svt[buffer])
             hk.barrier()                             # tile j landed for every wave
             s = hk.zeros(hk.RT(hk.fp32, ROWS, BK))
-            s += qr @ sk[buffer].T
-            s = s * scale
+            s += qa @ sk[buffer].T                   # Q from registers (or LDS: Q_LDS)
+            s = s * scale_log2                       # scores in base 2: exp2, not exp
             if masked:
                 key_index = hk.iota(hk.RT(hk.i32, ROWS, BK), "col") + j * BK
                 s = hk.where(key_index >= k.rows, float("-inf"), s)
                 if CAUSAL:
                     s = hk.causal_mask(s, (block * WARPS + w) * ROWS, j * BK)
             new_max = hk.maximum(row_max, hk.row_max(s))
-            p = hk.exp(s - new_max)
-            rescale = hk.exp(row_max - new_max)
+            p = hk.exp2(s - new_max)
+            rescale = hk.exp2(row_max - new_max)
             row_sum = row_sum * rescale + hk.row_sum(p)
             acc = acc * rescale
             acc += p.to(DT) @ svt[buffer].T          # O += P·V, Vᵀ rows from LDS
@@ -94,12 +98,19 @@ def attention_amd(dtype: str):
                 copy(buffer, j + 2)                  # a tail tile, or past it (unread)
             return new_max, row_sum, acc
 
-        qr = q[hk.tile_coord(z, h, block * WARPS + w, 0)].load(hk.RT(DT, ROWS, D))
+        if Q_LDS:                                    # the block's Q in LDS, this wave's rows
+            qa = hk.shared(hk.ST(DT, BM, D))         # read at each S (fewer live registers)
+            hk.group.load(qa, q[hk.tile_coord(z, h, block, 0)])
+        else:                                        # this wave's rows of Q in registers
+            qa = q[hk.tile_coord(z, h, block * WARPS + w, 0)].load(hk.RT(DT, ROWS, D))
         row_max = hk.neg_infty(hk.RV(hk.fp32, ROWS))
         row_sum = hk.zeros(hk.RV(hk.fp32, ROWS))
         acc = hk.zeros(hk.RT(hk.fp32, ROWS, D))
         copy(0, 0)
         copy(1, 1)
+        if Q_LDS:
+            hk.wait_for(qa)                          # the tiles' copies stay in flight
+            hk.barrier()
         for i in range(pairs):                       # steady state: no mask, no bound
             row_max, row_sum, acc = step(0, 2 * i, False, row_max, row_sum, acc)
             row_max, row_sum, acc = step(1, 2 * i + 1, False, row_max, row_sum, acc)
