@@ -12,7 +12,7 @@ Routes: sm_90a only, `attention_ws` (prefill_ws.py), one build per (D, causal). 
 reads V as it is (O += P·V by wgmma's transposed-B form); pinned with VT=True it takes Vᵀ
 [B, H_kv, D, S'] instead (values_for makes it: one torch copy a call). The CPU interpreter
 runs the same kernel when KTILE_TARGET=sm_90a (it then traces the warp-specialised
-protocol); other targets (AMD, the interpreter for them) are refused, naming the target.
+protocol). The AMD targets (and the interpreter for them) run `attention_amd` (prefill_amd.py).
 """
 from __future__ import annotations
 
@@ -24,11 +24,22 @@ from ...errors import InputError
 from .. import _library as lib
 from .._library import Route, RoutingTable
 from ..elementwise.launch import run_kernel
-from . import prefill_ws
+from . import prefill_amd, prefill_ws
 
 NAME = "scaled_dot_product_attention"
 DTYPES = ("bf16", "fp16")
 HEAD_DIMS = (64, 128)
+# AMD (prefill_amd.py, docs/attention.md "AMD"): 4 waves of 16 query rows, K and Vᵀ tiles
+# of 32 keys double-buffered in LDS (64 keys spill SGPRs on gfx950); gfx1100 at D 128 reads Q
+# from LDS (in registers it spills: WMMA operands are replicated across half-waves)
+AMD_TARGETS = ("gfx950", "gfx942", "gfx1100", "gfx1201")
+AMD_ROUTES = [
+    Route("attention_amd", {"D": d, "BK": 32, "ROWS": 16, "WARPS": 4, "CAUSAL": causal,
+                            "Q_LDS": q_lds}, targets=targets, sample=(64, d))
+    for d, q_lds, targets in ((64, False, AMD_TARGETS),
+                              (128, False, ("gfx950", "gfx942", "gfx1201")),
+                              (128, True, ("gfx1100",)))
+    for causal in (False, True)]
 # 3 stages: a stage is released one step late (step k's P·V wgmma reads its Vᵀ until step
 # k+1's wait: docs/pipelines.md, "Release"), so with 2 the producer could not load step k+1
 # while the consumers compute step k; 3 overlaps one copy with each step (96 KiB at D 128)
@@ -39,7 +50,7 @@ TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
                            "VT": False, "LONGEST_FIRST": causal},
           targets=("sm_90a",), sample=(128, d))
-    for d in HEAD_DIMS for causal in (False, True)])
+    for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)
 
 
 def route_for(d: int, causal: bool, rows: int, target: str | None) -> Route:
@@ -135,6 +146,7 @@ def check(q, k, v, enable_gqa: bool) -> None:
                          hint="pass enable_gqa=True")
 
 
-OP = lib.Op(NAME, {NAME: scaled_dot_product_attention}, {"attention_ws": prefill_ws.attention_ws},
+OP = lib.Op(NAME, {NAME: scaled_dot_product_attention}, {"attention_ws": prefill_ws.attention_ws,
+                                                  "attention_amd": prefill_amd.attention_amd},
             DTYPES, TABLE, "ktile.ops.attention.reference")
 OPS = [OP]
