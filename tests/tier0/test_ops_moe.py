@@ -119,3 +119,13 @@ def test_bad_inputs_name_the_parameter_and_the_fix():
     w2 = lib.random((EXPERTS, K, 8), 8, "bf16")
     refused(lambda: ops.fused_moe(x, w13, w2, weights[:2], ids), "'topk_weights'",
             kind=InputError)
+
+
+def test_the_registered_ops_pass_opcheck():
+    x, w, weights, ids, layout = gemm_case(3, 16, True)
+    args = (x, w, *layout, weights.contiguous(), TOP_K, True)
+    torch.library.opcheck(torch.ops.ktile.moe_grouped_gemm.default, args,
+                          test_utils=("test_schema", "test_faketensor"))
+    out = torch.empty(3, TOP_K, N, dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.ktile.moe_grouped_gemm_out.default, (*args, out),
+                          test_utils=("test_schema", "test_faketensor"))
