@@ -146,3 +146,12 @@ def test_fp8_mma_from_shared_steps_k_by_32():
     refused(lambda: fp8_mma_from_shared(16).trace("sm_90a"), "mma from shared",
             "multiple of 32", "fp8", kind=KernelError)
     assert "kt::mma_ABt_shared<4" in fp8_mma_from_shared(32).trace("sm_90a").source()
+
+
+def test_opcheck_on_the_registered_op():
+    """The fake (shapes and dtypes only) of torch.ops.ktile.scaled_mm agrees with its call
+    (torch's schema check compares fp8 CPU tensors with a mul that torch lacks for them)."""
+    x = operands()
+    torch.library.opcheck(torch.ops.ktile.scaled_mm.default,
+                          (x["a"], x["b"], x["scale_a"], x["scale_b"], x["bias"], "bf16"),
+                          test_utils=("test_faketensor",))
