@@ -75,11 +75,12 @@ def test_gqa_needs_enable_gqa_and_a_multiple(hopper):
         sdpa(q, k, v, enable_gqa=True, scale=float("nan"))
 
 
-def test_other_targets_are_refused_naming_the_kernels_target(monkeypatch):
-    monkeypatch.setenv("KTILE_TARGET", "gfx950")
-    q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
+def test_a_target_with_no_route_is_refused_naming_the_kernels_target():
+    """Every target ktile knows has a route now (attention_amd on AMD); a name no route
+    lists is still refused, naming sm_90a's kernel."""
+    from ktile.ops.attention import op
     with pytest.raises(InputError, match="sm_90a"):
-        sdpa(q, k, v)
+        op.route_for(64, False, 16, "gfx90a")
 
 
 def test_the_kernel_in_turns_matches_too(monkeypatch):
