@@ -44,7 +44,8 @@ def variants(m: int) -> list[str]:
     """Pinned routes (benchmarks/matmul.py's KERNEL:NAME=VALUE specs) timed at M = m."""
     specs = []
     if m <= 8:
-        specs += [f"gemv_nt:MB={m},UNROLL={u},WARPS={w}" for u, w in ((4, 4), (8, 4), (4, 8))]
+        specs += [f"gemv_nt:MB={m},UNROLL={u},WARPS={w},AHEAD={ahead}"
+                  for u, w, ahead in ((4, 4, 0), (8, 4, 0), (4, 8, 0), (2, 4, 1), (4, 4, 1))]
         for rw, unroll, depth in ((1, 1, 2), (2, 1, 2), (1, 1, 4)):
             if rw * m <= 8:
                 specs.append(f"gemv_stream_nt:MB={m},RW={rw},UNROLL={unroll},DEPTH={depth}")

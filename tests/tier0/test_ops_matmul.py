@@ -82,6 +82,24 @@ def test_decode_gemv_route_for_sm90a(m, n, k, monkeypatch):
     assert not config.choose("nn", m, n, None, k).kernel.startswith("gemv")       # row-major
 
 
+@pytest.mark.parametrize("m,n,k,mb,unroll", [(1, 70, 208, 1, 2), (2, 37, 400, 2, 4),
+                                             (5, 20, 4112, 8, 3)], ids=str)
+def test_decode_gemv_with_the_next_step_loaded_ahead(m, n, k, mb, unroll, monkeypatch):
+    """gemv_nt AHEAD 1 (a step's W tiles loaded during the step before, carried by name): K/16
+    rows no multiple of the 16-row tile nor of UNROLL's step (the loads ahead past K read 0),
+    M below MB, N cut by the last block's warps."""
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul.op import OP
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    route = config.Route("gemv_nt", {"MB": mb, "UNROLL": unroll, "WARPS": 4, "AHEAD": 1},
+                         max_rows=mb, targets=config.SM90)
+    with lib.pinned(OP.table, route):
+        check(m, n, k, bias=m % 2 == 1)
+    wrong = config.Route("gemv_nt", {**route.constants, "AHEAD": 2}, targets=config.SM90)
+    with lib.pinned(OP.table, wrong):
+        refused(lambda: check(m, n, k), "AHEAD must be 0 or 1", kind=InputError)
+
+
 @pytest.mark.parametrize("m,n,k,mb,rw,unroll,depth", [
     (1, 203, 208, 2, 2, 2, 1), (2, 130, 496, 2, 1, 3, 1), (4, 99, 272, 4, 1, 1, 3),
     (2, 141, 48, 2, 4, 1, 2), (5, 70, 4112, 8, 1, 1, 2)], ids=str)

@@ -33,6 +33,13 @@ registers 32 warps fit a multiprocessor: about 16 KB in flight, where the copy r
 the same serial chain (56.8 against 38.6 us at 12288 x 4096 on the H200). W is read once
 (MB >= M: one block column). At M 1 it already matches cuBLAS under benchmarks' timing, whose
 L2 flush leaves up to ~50 MiB of dirty lines that the call's reads write back (gemv_sweep.py).
+
+AHEAD 1 carries the next step's UNROLL W tiles through the loop by name, loaded before this
+step's math: ptxas cannot pair them with FFMAs it has not reached, so UNROLL tiles a warp are
+in flight through the math. ptxas 13: MB 1 / UNROLL 2 takes 64 registers (32 warps, ~32 KB
+in flight a multiprocessor, twice AHEAD 0's); UNROLL 4 118 (16 warps); MB 2 / UNROLL 2 80
+(24); 0 spills. Pinnable and swept (benchmarks/gemv_sweep.py), not routed: untimed. AHEAD 0
+generates the same code as before the constant existed.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
@@ -43,10 +50,13 @@ import ktile as hk
 from .dtypes import pair
 
 MAX_MB = 8              # rows of a one block holds (its accumulators are named)
+MAX_UNROLL = 8          # W tiles a step (AHEAD 1 carries them by name)
 MAX_BANDS = 65535       # the grid's y extent: N ≤ MAX_BANDS · WARPS
 
 GEMV_SHAPES = [
     (lambda p: 1 <= p.MB <= MAX_MB, f"MB (rows of a per block) must be 1 to {MAX_MB}"),
+    (lambda p: p.AHEAD in (0, 1) and (p.AHEAD == 0 or 1 <= p.UNROLL <= MAX_UNROLL),
+     f"AHEAD must be 0 or 1, and with AHEAD 1 UNROLL 1 to {MAX_UNROLL}"),
     (lambda p: p.a.batch == 1 and p.a.cols == 16, "a must be passed as [M, K/16, 16]"),
     (lambda p: p.w.batch == 1 and p.w.cols == 16 and p.w.rows == p.a.rows,
      "w must be the weight passed as [N, K/16, 16], a's K/16 rows"),
@@ -68,7 +78,8 @@ def gemv_nt(dtype: str):
                warps="WARPS", requires=GEMV_SHAPES)
     def matmul_gemv_nt(a: hk.Tensor[DT], w: hk.Tensor[DT], bias: hk.Tensor[DT],
                        out: hk.Tensor[OUT], *, MB: hk.Constexpr[int] = 1,
-                       UNROLL: hk.Constexpr[int] = 4, WARPS: hk.Constexpr[int] = 4):
+                       UNROLL: hk.Constexpr[int] = 4, WARPS: hk.Constexpr[int] = 4,
+                       AHEAD: hk.Constexpr[int] = 0):
         m0 = hk.arch.block_idx.x * MB
         n = hk.arch.block_idx.y * WARPS + hk.arch.warp_id
         t = hk.RT(DT, 16, 16, "flat")
@@ -76,8 +87,18 @@ def gemv_nt(dtype: str):
         # past MB are a scalar 0 the loop leaves alone (no tile's registers)
         a0, a1, a2, a3, a4, a5, a6, a7 = [hk.zeros(hk.RT(hk.fp32, 16, 16, "flat")) if m < MB
                                           else 0.0 for m in range(MAX_MB)]
+        # AHEAD 1: the next step's UNROLL W tiles, carried by name (past UNROLL a scalar 0)
+        q0, q1, q2, q3, q4, q5, q6, q7 = [w[hk.tile_coord(0, n, u, 0)].load(t)
+                                          if AHEAD and u < UNROLL else 0.0
+                                          for u in range(MAX_UNROLL)]
         for r in range(0, hk.cdiv(w.rows, 16), UNROLL):
-            ws = [w[hk.tile_coord(0, n, r + u, 0)].load(t) for u in range(UNROLL)]
+            if AHEAD:       # this step's tiles came last step; the next step's issued now
+                ws = [q0, q1, q2, q3, q4, q5, q6, q7][:UNROLL]
+                q0, q1, q2, q3, q4, q5, q6, q7 = [
+                    w[hk.tile_coord(0, n, r + UNROLL + u, 0)].load(t) if u < UNROLL else 0.0
+                    for u in range(MAX_UNROLL)]
+            else:
+                ws = [w[hk.tile_coord(0, n, r + u, 0)].load(t) for u in range(UNROLL)]
             accs = [a0, a1, a2, a3, a4, a5, a6, a7]
             for m in range(MB):
                 xs = [a[hk.tile_coord(0, m0 + m, r + u, 0)].load(t) for u in range(UNROLL)]
