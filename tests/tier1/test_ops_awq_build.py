@@ -1,8 +1,8 @@
 """W4A16's routes (ktile/ops/awq/config.py) beyond the narrowest and widest, which
 tests/tier1/test_ops_build.py builds for sm_90a, gfx950 and gfx1100: the decode GEMV at MB 2
-and 4 in bf16 and fp16 on sm_90a (ptxas: no spill, no stack, at least 6 resident blocks of 4
-warps: its loads in flight come from resident warps), and MB 4 at gfx950 (clang with the
-cocheck gate)."""
+and 4 in bf16 and fp16 on sm_90a (ptxas: no spill, no stack, at least 3 resident blocks of 4
+warps: its loads in flight come from resident warps; config.py lists the registers), and the
+AMD targets' widest decode route at gfx950 (clang: no VGPR or SGPR spill, no scratch)."""
 import pytest
 
 import build_gates
@@ -13,7 +13,9 @@ from toolchain_checks import has_nvcc
 
 pytestmark = pytest.mark.tier1
 
-MIDDLE = [r for r in config.DECODE_ROUTES if r.constants["MB"] > 1]
+SM90 = [r for r in config.DECODE_ROUTES if r.targets == ("sm_90a",)]
+MIDDLE = SM90[1:]
+AMD_WIDEST = [r for r in config.DECODE_ROUTES if r.targets and "gfx950" in r.targets][-1]
 
 
 @pytest.mark.skipif(not has_nvcc(), reason="needs nvcc")
@@ -23,11 +25,11 @@ def test_decode_routes_build_clean_on_sm90a(route, dtype):
     build = OP.kernel(route, dtype).build(target="sm_90a", **route.constants)
     res = build.resources
     assert (res.spill_stores, res.spill_loads, res.stack_bytes) == (0, 0, 0), res
-    assert res.occupancy.warps // route.constants["WARPS"] >= 6, res
+    assert res.occupancy.warps // route.constants["WARPS"] >= 3, res
 
 
 def test_widest_decode_route_builds_clean_on_gfx950(tmp_path):
-    route = config.DECODE_ROUTES[-1]
+    route = AMD_WIDEST
     source = OP.kernel(route, "bf16").trace("gfx950", **route.constants).source()
-    build = build_gates.amd().amd_build(source, tmp_path, "awq_gemv_mb4", "gfx950")
-    build_gates.amd().assert_clean(build, "awq_gemv_partials", "awq_gemv_mb4")
+    build = build_gates.amd().amd_build(source, tmp_path, "awq_gemv_amd_widest", "gfx950")
+    build_gates.amd().assert_clean(build, "awq_gemv_partials", "awq_gemv_amd_widest")

@@ -68,6 +68,9 @@ def words_of(low, high, lo, zero_words):
 
 GEMV_SHAPES = [
     (lambda p: 1 <= p.MB <= MAX_MB, f"MB (rows of x per block) must be 1 to {MAX_MB}"),
+    (lambda p: GROUP % p.CHUNK == 0 and p.CHUNK % (2 * p.UNROLL) == 0,
+     f"CHUNK (rows of K a warp takes at a time) must divide {GROUP} and be a multiple of "
+     f"2 x UNROLL"),
     (lambda p: p.x.batch * p.x.depth == 1, "x must be 2-D [M, K] (fp32)"),
     (lambda p: p.qweight.batch * p.qweight.depth == 1 and p.qweight.rows == p.x.cols,
      "qweight must be [K, N/8] with x's K rows"),
@@ -86,26 +89,29 @@ GEMV_SHAPES = [
 def awq_gemv(dtype: str):
     """Phase 1 of the decode GEMV: fp32 partials of x · w for the scales' dtype.
 
-    Block (x, y, s) holds x's rows [x · MB, x · MB + MB) and words [y · WARPS · R, ...), R a
-    warp; split s takes groups s, s + S, ... (S = part.depth / (2 M)). Each step reads two
-    rows of qweight (an R-word vector each), forms the 16 weight columns (docstring above)
-    and adds x[m, k] (columns 0..7) or x[m, k + 1] (8..15) times them into MB fp32
-    accumulators. Tile columns 0..7 and 8..15 hold sums over even and odd rows of K: they
-    are written to partial planes 2s and 2s + 1 (`[2S · M, N/8, 8]`), which the split-K
-    reduction (ktile.ops.matmul's `splitk_reduce`) adds in a fixed order: no atomics.
-    x comes as fp32 (the op converts it, M × K values) so each x[m, k] is a scalar load."""
+    Block (x, y, s) holds x's rows [x · MB, x · MB + MB) and words [y · R, y · R + R); K is
+    cut into chunks of CHUNK rows (inside one group), and warp w of split s takes chunks
+    s · WARPS + w, then every S · WARPS-th (S = part.depth / (2 M)). A step reads two rows of
+    qweight (an R-word vector each) UNROLL times, the loads written before the math so they
+    are in flight together, forms the 16 weight columns of each (docstring above) and adds
+    x[m, k] (columns 0..7) or x[m, k + 1] (8..15) times them into MB fp32 accumulators. The
+    warps' accumulators are added by `hk.group.sum` (a fixed tree) and warp 0 writes them:
+    tile columns 0..7 and 8..15 (sums over even and odd rows of K) to partial planes 2s and
+    2s + 1 (`[2S · M, N/8, 8]`), which the split-K reduction (ktile.ops.matmul's
+    `splitk_reduce`) adds in a fixed order: no atomics. x comes as fp32 (the op converts it,
+    M × K values) so each x[m, k] is a scalar load (an L1 hit after the first warp)."""
     DT = getattr(hk, dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, p.MB), hk.cdiv(p.qweight.cols, p.R * p.WARPS),
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, p.MB), hk.cdiv(p.qweight.cols, p.R),
                                p.part.depth // (2 * p.x.rows)),
                warps="WARPS", requires=GEMV_SHAPES)
     def awq_gemv_partials(x: hk.Tensor[hk.fp32], qweight: hk.Tensor[hk.i32],
                           scales: hk.Tensor[DT], qzeros: hk.Tensor[hk.i32],
                           part: hk.Tensor[hk.fp32], *, MB: hk.Constexpr[int] = 1,
-                          R: hk.Constexpr[int] = 16, WARPS: hk.Constexpr[int] = 4):
-        m0 = hk.arch.block_idx.x * MB
-        p0 = (hk.arch.block_idx.y * WARPS + hk.arch.warp_id) * R
-        split, rows = hk.arch.block_idx.z, x.rows
+                          R: hk.Constexpr[int] = 16, CHUNK: hk.Constexpr[int] = 32,
+                          UNROLL: hk.Constexpr[int] = 4, WARPS: hk.Constexpr[int] = 4):
+        m0, p0 = hk.arch.block_idx.x * MB, hk.arch.block_idx.y * R
+        split, warp, rows = hk.arch.block_idx.z, hk.arch.warp_id, x.rows
         splits = part.depth // (2 * rows)
         tile, vec = hk.RT(DT, R, 16), hk.RV(hk.i32, R)
         masks, units, lo = column_constants(R)
@@ -114,26 +120,32 @@ def awq_gemv(dtype: str):
         # MAX_MB named accumulators (a runtime loop carries names); past MB a scalar 0
         a0, a1, a2, a3, a4, a5, a6, a7 = [hk.zeros(hk.RT(hk.fp32, R, 16)) if m < MB else 0.0
                                           for m in range(MAX_MB)]
-        for g in range(split, qzeros.rows, splits):
+        for chunk in range(split * WARPS + warp, x.cols // CHUNK, splits * WARPS):
+            k0 = chunk * CHUNK
+            g = k0 // GROUP
             s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
                  + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
             z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
             zs = codes(zero_words + z, masks, units) * s
-            for k in range(g * GROUP, g * GROUP + GROUP, 2):
-                low = qweight[hk.elem_coord(0, 0, k, p0)].load(vec)
-                high = qweight[hk.elem_coord(0, 0, k + 1, p0)].load(vec)
-                w = codes(words_of(low, high, lo, zero_words), masks, units) * s - zs
+            for k in range(k0, k0 + CHUNK, 2 * UNROLL):
+                lows = [qweight[hk.elem_coord(0, 0, k + 2 * u, p0)].load(vec)
+                        for u in range(UNROLL)]
+                highs = [qweight[hk.elem_coord(0, 0, k + 2 * u + 1, p0)].load(vec)
+                         for u in range(UNROLL)]
                 accs = [a0, a1, a2, a3, a4, a5, a6, a7]
-                for m in range(MB):
-                    xk = hk.load_scalar(x, m0 + m, k)
-                    xk1 = hk.load_scalar(x, m0 + m, k + 1)
-                    accs[m] = accs[m] + hk.where(lo, zero + xk, xk1) * w
+                for u in range(UNROLL):
+                    w = codes(words_of(lows[u], highs[u], lo, zero_words), masks, units) * s - zs
+                    for m in range(MB):
+                        xk = hk.load_scalar(x, m0 + m, k + 2 * u)
+                        xk1 = hk.load_scalar(x, m0 + m, k + 2 * u + 1)
+                        accs[m] = accs[m] + hk.where(lo, zero + xk, xk1) * w
                 a0, a1, a2, a3, a4, a5, a6, a7 = accs
         accs = [a0, a1, a2, a3, a4, a5, a6, a7]
         for m in range(MB):
-            if m0 + m < rows:
-                part[hk.elem_coord(0, 2 * split * rows + m0 + m, p0, 0)] = accs[m]
-                part[hk.elem_coord(0, (2 * split + 1) * rows + m0 + m, p0, -8)] = accs[m]
+            total = hk.group.sum(accs[m])
+            if (warp == 0) & (m0 + m < rows):
+                part[hk.elem_coord(0, 2 * split * rows + m0 + m, p0, 0)] = total
+                part[hk.elem_coord(0, (2 * split + 1) * rows + m0 + m, p0, -8)] = total
     return awq_gemv_partials
 
 
