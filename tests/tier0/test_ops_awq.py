@@ -98,3 +98,11 @@ def test_refusals_name_the_parameter():
             kind=InputError)
     refused(lambda: gemm(x, qweight, scales, qzeros, out=torch.empty(2, 63)), "out",
             kind=InputError)
+
+
+def test_registered_ops_pass_opcheck():
+    x, qweight, scales, qzeros = inputs(2, 64, 256, "bf16")
+    torch.library.opcheck(torch.ops.ktile.awq_gemm.default, (x, qweight, scales, qzeros),
+                          test_utils=("test_schema", "test_faketensor"))
+    torch.library.opcheck(torch.ops.ktile.awq_dequantize.default, (qweight, scales, qzeros),
+                          test_utils=("test_schema", "test_faketensor"))
