@@ -50,7 +50,7 @@ def gemm_case(tokens: int, block_m: int, routed: bool, n: int = N):
 
 
 @pytest.mark.parametrize("block_m", config.BLOCK_MS)
-@pytest.mark.parametrize("tokens,routed", [(1, False), (3, True), (19, True)])
+@pytest.mark.parametrize("tokens,routed", [(1, False), (3, True), (19, True), (150, True)])
 def test_grouped_gemm_matches_the_reference(tokens, block_m, routed):
     x, w, weights, ids, layout = gemm_case(tokens, block_m, routed)
     got = ops.moe_grouped_gemm(x, w, *layout, weights, top_k=TOP_K, mul_routed_weight=routed)

@@ -8,7 +8,8 @@ loads; a block past the live ones, or of expert -1 (vLLM's mark for an expert no
 rank), does nothing. Otherwise the block's BM slot ids are one i32 vector (a slot past the
 array reads -1), a slot id at or past the slot count (the padding) becomes -1, and token
 rows are the ids / TOP_K (a truncating division: the ids are ≥ 0 there). Its warps split the
-K tiles (warp w takes w, w + WARPS, ...): each K tile is a gather of the BM tokens' rows of x
+K tiles (warp w takes w, w + WARPS, ...; UNROLL of them a step, every load of the step
+issued before its MMAs): each K tile is a gather of the BM tokens' rows of x
 (row -1 reads 0) and one load of the expert's BN × BK weight tile, multiplied into the warp's
 own fp32 BM × BN tile; `hk.group.sum` adds the warps' tiles in a fixed tree (the same bits
 every run) and warp 0 scales by the routed weights (gathered as a 16-wide tile of the [slots,
@@ -47,7 +48,8 @@ def moe_gemm(dtype: str):
                     weights: hk.Tensor[hk.fp32], out: hk.Tensor[DT], *,
                     TOP_K: hk.Constexpr[int] = 1, ROUTED: hk.Constexpr[int] = 0,
                     BM: hk.Constexpr[int] = 16, BN: hk.Constexpr[int] = 32,
-                    BK: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4):
+                    BK: hk.Constexpr[int] = 64, WARPS: hk.Constexpr[int] = 4,
+                    UNROLL: hk.Constexpr[int] = 1):
         n, b, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         expert = hk.load_scalar(expert_ids, 0, b, pad=-1)
         live = hk.load_scalar(padded, 0, 0)
@@ -57,10 +59,12 @@ def moe_gemm(dtype: str):
             slots = hk.where(valid, slots, -1)
             tokens = hk.where(valid, slots / TOP_K, -1)
             acc = hk.zeros(hk.RT(hk.fp32, BM, BN))
-            for k in range(warp, hk.cdiv(x.cols, BK), WARPS):
-                xs = hk.gather(x, tokens, hk.RT(DT, BM, BK), col=k)
-                ws = w[hk.tile_coord(0, expert, n, k)].load(hk.RT(DT, BN, BK))
-                acc += xs @ ws.T
+            for k0 in range(warp, hk.cdiv(x.cols, BK), WARPS * UNROLL):
+                ks = [k0 + u * WARPS for u in range(UNROLL)]     # unrolled: loads in flight
+                ws = [w[hk.tile_coord(0, expert, n, k)].load(hk.RT(DT, BN, BK)) for k in ks]
+                xs = [hk.gather(x, tokens, hk.RT(DT, BM, BK), col=k) for k in ks]
+                for xt, wt in zip(xs, ws):
+                    acc += xt @ wt.T
             total = hk.group.sum(acc)
             if warp == 0:
                 if ROUTED:
