@@ -43,6 +43,11 @@ SHAPES = [
 ]
 
 
+# exp(x·scale) = exp2(x·scale·log2 e): one multiply folded into the scale, and exp2f is
+# sm_90a's MUFU.EX2 with a denormal fix-up where expf adds a range reduction
+LOG2_E = 1.4426950408889634
+
+
 @functools.lru_cache(maxsize=None)
 def attention_ws(dtype: str):
     DT = getattr(hk, dtype)
@@ -64,6 +69,7 @@ def attention_ws(dtype: str):
         if CAUSAL:                                   # key tiles up to the block's last row
             keys = hk.minimum(keys, (block + 1) * BM)
         tiles = hk.cdiv(keys, BK)
+        scale_log2 = scale * LOG2_E                  # the softmax in base 2 (exp2)
         value_tile = hk.ST(DT, D, BK) if VT else hk.ST(DT, BK, D)
         # OVERLAP: step j holds K_j and V_(j-1) (one step more: the last holds only V), so
         # P_(j-1)·V_(j-1) is issued after S_j and runs under the softmax of tile j
@@ -90,15 +96,15 @@ def attention_ws(dtype: str):
             the new row max and sum, and O's rescale. A tile past the last (OVERLAP's extra
             step: keys ≥ N or causal-masked) is all -inf: P 0 and rescale 1."""
             rows = BM // pipe.consumer_warps
-            s = s * scale
+            s = s * scale_log2                       # scores in base 2: exp2, not exp
             key_index = hk.iota(hk.RT(hk.i32, rows, BK), "col") + j * BK
             s = hk.where(key_index >= k.rows, float("-inf"), s)
             if CAUSAL:
                 s = hk.causal_mask(s, (block * pipe.consumer_warps + hk.arch.warp_id) * rows,
                                    j * BK)
             new_max = hk.maximum(row_max, hk.row_max(s))
-            p = hk.exp(s - new_max)
-            rescale = hk.exp(row_max - new_max)
+            p = hk.exp2(s - new_max)
+            rescale = hk.exp2(row_max - new_max)
             return p, new_max, row_sum * rescale + hk.row_sum(p), rescale
 
         def times_values(acc, p, sv):
