@@ -1,6 +1,7 @@
 """benchmarks/moe.py on the CPU interpreter at a small MoE layer, its timer faked: every
-candidate (ktile, the per-expert loop, torch's gather-bmm) is checked against the float64
-reference before it is timed, and a wrong ktile result is marked and never timed."""
+candidate (ktile, ktile at other constants, the per-expert loop, torch's gather-bmm) is
+checked against the float64 reference before it is timed, and a wrong ktile result is marked
+and never timed."""
 import argparse
 import os
 import sys
@@ -29,17 +30,19 @@ def small(monkeypatch):
     return timed
 
 
-def args(check_only=False):
-    return argparse.Namespace(check_only=check_only, repeats=1, quick=True)
+def args(check_only=False, constants=()):
+    return argparse.Namespace(check_only=check_only, repeats=1, quick=True,
+                              constants=list(constants))
 
 
 def test_every_candidate_is_checked_then_timed(small):
-    row = bench.measure(torch, 5, args())
+    row = bench.measure(torch, 5, args(constants=["BN=32,UNROLL=2"]))
     assert row["correct"]
-    assert set(row["error"]) == {"ktile", "cublas loop", "torch gather"}
+    assert set(row["error"]) == {"ktile", "cublas loop", "torch gather", "ktile BN=32,UNROLL=2"}
     for name, error in row["error"].items():
         assert error <= row["tolerance"], (name, error)
-    assert set(row["ms"]) == {"ktile", "ktile gemm1", "cublas loop", "torch gather"}
+    assert set(row["ms"]) == {"ktile", "ktile gemm1", "cublas loop", "torch gather",
+                              "ktile BN=32,UNROLL=2"}
     assert row["speedup_vs_loop"] == 1.0
 
 

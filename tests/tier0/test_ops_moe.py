@@ -96,7 +96,8 @@ def test_fused_moe_matches_the_chain_reference():
 def test_bad_inputs_name_the_parameter_and_the_fix():
     x, w, weights, ids, layout = gemm_case(3, 16, True)
     gemm = ops.moe_grouped_gemm
-    refused(lambda: gemm(x, w[:, :, :8].contiguous(), *layout, top_k=TOP_K), "'w'", "K", kind=InputError)
+    refused(lambda: gemm(x, w[:, :, :8].contiguous(), *layout, top_k=TOP_K), "'w'", "K",
+            kind=InputError)
     refused(lambda: gemm(x, w.half(), *layout, top_k=TOP_K), "'w'", "w.to(x.dtype)",
             kind=InputError)
     refused(lambda: gemm(x, w, layout[0].long(), *layout[1:], top_k=TOP_K),
