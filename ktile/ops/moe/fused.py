@@ -46,8 +46,12 @@ def fused_moe(x, w13, w2, topk_weights, topk_ids) -> torch.Tensor:
     check_fused(x, w13, w2, topk_weights, topk_ids)
     tokens, top_k = topk_ids.shape
     layout = moe_align_block_size(topk_ids, w13.shape[0], config.FUSED_BLOCK_M)
-    h = moe_grouped_gemm(x, w13, *layout, top_k=top_k)
+    # every slot is listed (its expert is one of w13's), so every row of h and y is written:
+    # no zeros to write first
+    h = x.new_empty((tokens, top_k, w13.shape[1]))
+    moe_grouped_gemm(x, w13, *layout, top_k=top_k, out=h)
     act = silu_and_mul(h.view(tokens * top_k, -1))
     weights = topk_weights.to(torch.float32).contiguous()
-    y = moe_grouped_gemm(act, w2, *layout, weights, top_k=1, mul_routed_weight=True)
+    y = x.new_empty((tokens * top_k, 1, w2.shape[1]))
+    moe_grouped_gemm(act, w2, *layout, weights, top_k=1, mul_routed_weight=True, out=y)
     return y.view(tokens, top_k, -1).sum(1, dtype=torch.float32).to(x.dtype)
