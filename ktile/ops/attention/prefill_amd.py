@@ -41,6 +41,9 @@ SHAPES = [
     (lambda p: p.q.depth % p.k.depth == 0,
      "q's heads must be a multiple of k's heads (grouped-query attention)"),
     (lambda p: p.vt.cols >= p.k.rows, "vt must hold every key (vt.cols >= k.rows)"),
+    (lambda p: p.WARPS * p.ROWS <= 2 * p.BK,
+     "WARPS * ROWS (the block's query rows) must be at most 2 * BK: the masked tail after the "
+     "steady-state loop holds 2 key tiles, and a causal block's diagonal spans BM / BK + 1"),
 ]
 
 
@@ -115,7 +118,7 @@ def attention_amd(dtype: str):
             row_max, row_sum, acc = step(0, 2 * i, False, row_max, row_sum, acc)
             row_max, row_sum, acc = step(1, 2 * i + 1, False, row_max, row_sum, acc)
         for t in range(2):                           # the tail, masked: at most 2 tiles
-            if 2 * pairs + t < steps:
+            if 2 * pairs + t < steps:                # (BM <= 2 BK), already in flight
                 row_max, row_sum, acc = step(t, 2 * pairs + t, True, row_max, row_sum, acc)
         hk.wait_for(*sk, *svt)                       # the last copies (past the edge)
         o[hk.tile_coord(z, h, block * WARPS + w, 0)] = (acc / row_sum).to(DT)
