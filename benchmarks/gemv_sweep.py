@@ -61,14 +61,12 @@ def variants(m: int) -> list[str]:
     return specs
 
 
-def prebuild(specs: set[str]) -> dict[str, str]:
-    """Build each spec's kernel for sm_90a, 8 at a time (nvcc subprocesses); spec -> error."""
+def prebuild(specs: set[str], multiprocessors: int, workers: int = 8) -> dict[str, str]:
+    """Build each spec's kernel for sm_90a, `workers` at a time (nvcc subprocesses), as the op
+    will launch it on `multiprocessors` SMs; spec -> error for those that failed."""
     from matmul import pinned_route
     from ktile.ops.matmul import config
     from ktile.ops.matmul.op import KERNELS
-
-    import torch
-    multiprocessors = torch.cuda.get_device_properties(0).multi_processor_count
 
     def build(spec: str):
         route = pinned_route(spec, 1, 4096)
@@ -83,9 +81,10 @@ def prebuild(specs: set[str]) -> dict[str, str]:
             return spec, None
         except Exception as err:   # noqa: BLE001 - a route that cannot build is reported
             return spec, f"{type(err).__name__}: {str(err)[:300]}"
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         failed = dict(pool.map(build, sorted(specs)))
-    KERNELS["splitk_reduce"]("bf16").build(target="sm_90a", **config.REDUCE.constants)
+    for route in config.GEMV_ROUTES + config.SKINNY_WGMMA_ROUTES + [config.REDUCE]:
+        KERNELS[route.kernel]("bf16").build(target="sm_90a", **route.constants)   # routed
     return {spec: err for spec, err in failed.items() if err}
 
 
@@ -210,7 +209,8 @@ def main(argv: list[str]) -> int:
     started = time.time()
     ms = args.m or list(DECODE_M)
     nks = NK[1:2] if args.quick else NK
-    broken = prebuild({spec for m in ms for spec in variants(m)})
+    broken = prebuild({spec for m in ms for spec in variants(m)},
+                      torch.cuda.get_device_properties(0).multi_processor_count)
     print(f"built in {time.time() - started:.0f} s ({len(broken)} failed)", flush=True)
     rows, wrong = [], False
     for n, k in nks:

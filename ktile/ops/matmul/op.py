@@ -5,11 +5,10 @@ bias [N]; `F.linear`), registered as `torch.ops.ktile.matmul` / `matmul_out`.
 a, b and bias are bf16 or fp16 (one dtype); the output is a's dtype or `out_dtype` (bf16, fp16,
 fp32). Products accumulate in fp32; the bias is added in fp32 and the sum rounded once. b is
 read by its strides, never copied: row-major [K, N], or `W.t()` for a row-major weight W [N, K]
-(nn.Linear's layout); any other layout is refused. M ≤ 8 with b = W.t() and K a multiple of 16
-takes the streaming decode GEMV on sm_90a (one kernel on a grid sized to the machine, W
-streamed once); M ≤ 64 otherwise the skinny
-kernels, K split over blocks and the partials summed in a fixed order; larger M the tile
-kernels.
+(nn.Linear's layout); any other layout is refused. On sm_90a M = 1 with b = W.t() and K a
+multiple of 16 takes the decode GEMV (one kernel, W streamed once) and M 2..64 with b = W.t()
+the wgmma skinny kernel (config.py); M ≤ 64 otherwise the skinny kernels, K split over blocks
+and the partials summed in a fixed order; larger M the tile kernels.
 """
 from __future__ import annotations
 
