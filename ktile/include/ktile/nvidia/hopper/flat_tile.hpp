@@ -76,6 +76,69 @@ __device__ __forceinline__ elem_coord opaque(elem_coord at) {
   return at;
 }
 
+// The element-by-element path, out of line: a unit's elements col .. col + 7 of one row,
+// `step` apart, moved alone where the row is inside (`row_ok`) and the column in [0, cols), in
+// pieces of 16 bytes (8 16-bit elements, 4 32-bit ones) passed in registers (a uint4: no stack
+// frame). Inline, its guarded accesses were laid out by ptxas in front of each access's
+// full-tile path, so a full tile jumped over them at every access: rms_norm 1 x 4096's path
+// ran through 16 KB of code in five places where Triton's kernel is 2 KB straight, instruction
+// fetches on one launch's critical path (benchmarks/latency_probe.py times it).
+template <class T> constexpr int flat_piece = 16 / sizeof(T) < 8 ? 16 / static_cast<int>(sizeof(T)) : 8;
+
+template <class T>
+__device__ __noinline__ uint4 read_piece_checked(const T* first, index_t step, index_t col, index_t cols, bool row_ok, T fill) {
+  T v[16 / sizeof(T)];
+#pragma unroll
+  for (int e = 0; e < static_cast<int>(16 / sizeof(T)); ++e)
+    v[e] = e < flat_piece<T> && row_ok && col + e >= 0 && col + e < cols ? load_global(first + e * step) : fill;
+  uint4 r;
+  __builtin_memcpy(&r, v, 16);
+  return r;
+}
+
+template <class T>
+__device__ __noinline__ void write_piece_checked(T* first, index_t step, index_t col, index_t cols, bool row_ok, uint4 r) {
+  T v[16 / sizeof(T)];
+  __builtin_memcpy(v, &r, 16);
+#pragma unroll
+  for (int e = 0; e < flat_piece<T>; ++e)
+    if (row_ok && col + e >= 0 && col + e < cols) store_global(first + e * step, v[e]);
+}
+
+// Unit (i, j) of a tile read through the element-by-element path.
+template <class T, int C, class Tile>
+__device__ __forceinline__ void read_unit_checked(Tile& dst, int i, int j, const gl<T>& g, elem_coord cut, T fill) {
+  constexpr int N = flat_piece<T>;
+  const index_t row = cut.r + 16 * i + flat_unit_row<C>(j), col = cut.c + flat_unit_col<C>(j);
+  const bool row_ok = row >= 0 && row < g.rows();
+  const T* first = g.at(cut.b, cut.d, row, col);
+  T v[8];
+#pragma unroll
+  for (int h = 0; h < 8 / N; ++h) {
+    const uint4 r = read_piece_checked(first + h * N * g.stride[3], g.stride[3], col + h * N, g.cols(), row_ok, fill);
+    __builtin_memcpy(&v[h * N], &r, N * sizeof(T));
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) elem(dst.tiles[i][j][e >> 1], e & 1) = v[e];
+}
+
+template <class T, int C, class Tile>
+__device__ __forceinline__ void write_unit_checked(const gl<T>& g, const Tile& src, int i, int j, elem_coord cut) {
+  constexpr int N = flat_piece<T>;
+  const index_t row = cut.r + 16 * i + flat_unit_row<C>(j), col = cut.c + flat_unit_col<C>(j);
+  const bool row_ok = row >= 0 && row < g.rows();
+  T* first = g.at(cut.b, cut.d, row, col);
+  T v[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) v[e] = elem(src.tiles[i][j][e >> 1], e & 1);
+#pragma unroll
+  for (int h = 0; h < 8 / N; ++h) {
+    uint4 r = {};
+    __builtin_memcpy(&r, &v[h * N], N * sizeof(T));
+    write_piece_checked(first + h * N * g.stride[3], g.stride[3], col + h * N, g.cols(), row_ok, r);
+  }
+}
+
 }  // namespace detail
 
 template <class T, int R, int C, class F, class U, class At>
@@ -109,20 +172,20 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
       }
     return;
   }
+  if (!plane) {  // a missing batch / depth plane reads pad, with no call
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+        for (int p = 0; p < 4; ++p) dst.tiles[i][j][p] = fill2;
+    return;
+  }
   const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
 #pragma unroll
-  for (int j = 0; j < C / 16; ++j) {
-    const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
+  for (int j = 0; j < C / 16; ++j)
 #pragma unroll
-    for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const index_t row = cut.r + 16 * i + ur, col = cut.c + uc + e;
-        const bool inside = plane && g.has_element(row, col);
-        detail::elem(dst.tiles[i][j][e >> 1], e & 1) =
-            inside ? detail::load_global(g.at(cut.b, cut.d, row, col)) : fill;
-      }
-  }
+    for (int i = 0; i < R / 16; ++i) detail::read_unit_checked<T, C>(dst, i, j, g, cut, fill);
 }
 
 template <class U, class T, int R, int C, class F, class At>
@@ -145,16 +208,9 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>
   }
   const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
 #pragma unroll
-  for (int j = 0; j < C / 16; ++j) {
-    const int ur = detail::flat_unit_row<C>(j), uc = detail::flat_unit_col<C>(j);
+  for (int j = 0; j < C / 16; ++j)
 #pragma unroll
-    for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const index_t row = cut.r + 16 * i + ur, col = cut.c + uc + e;
-        if (g.has_element(row, col)) detail::store_global(g.at(cut.b, cut.d, row, col), detail::elem(src.tiles[i][j][e >> 1], e & 1));
-      }
-  }
+    for (int i = 0; i < R / 16; ++i) detail::write_unit_checked<T, C>(g, src, i, j, cut);
 }
 
 }  // namespace kt
