@@ -9,7 +9,8 @@
 //
 // The unit path is taken for the whole tile when its columns lie inside the global, columns are
 // contiguous, and every unit is aligned (the origin's address and the row pitch, in bytes, are
-// multiples of the unit's alignment); otherwise each element is moved alone, bounds-checked.
+// multiples of the unit's alignment); otherwise each element is moved alone, bounds-checked,
+// out of line (read_piece_checked / write_piece_checked below).
 // Rows outside the global (or a missing batch / depth plane) read `pad` and are not written; a
 // tile whose rows all lie inside (one check per tile) moves its units with no check per unit.
 #pragma once
