@@ -25,6 +25,11 @@ def check_b(b) -> None:
     lib.check_tensor("scaled_mm", "b", b.t(), FP8, ranks=(2, 2))
 
 
+def is_rowwise(scale_a, scale_b, m: int, n: int) -> bool:
+    """scale_a is [M, 1] and scale_b [1, N] (per token and per channel)."""
+    return tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n)
+
+
 def check_scales(scale_a, scale_b, m: int, n: int) -> bool:
     """Both scales float32, one value each (per tensor), or scale_a [M, 1] and scale_b
     [1, N] (per token and per channel): whether they are the latter."""
@@ -34,7 +39,7 @@ def check_scales(scale_a, scale_b, m: int, n: int) -> bool:
                              f"{type(scale).__name__}",
                              hint="pass torch.tensor(s, dtype=torch.float32, device=a.device)")
         lib.check_tensor("scaled_mm", param, scale, ("fp32",), ranks=(0, 2))
-    rowwise = tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n)
+    rowwise = is_rowwise(scale_a, scale_b, m, n)
     if rowwise or (scale_a.numel() == 1 and scale_b.numel() == 1):
         return rowwise
     bad, scale, shape = (("scale_a", scale_a, (m, 1)) if scale_a.numel() != 1

@@ -78,9 +78,7 @@ def launch(a, b, scale_a, scale_b, bias, out: torch.Tensor, rowwise: bool) -> No
 def _scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
                bias: Optional[torch.Tensor], out_dtype: str) -> torch.Tensor:
     out = torch.empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype], device=a.device)
-    rowwise = scale_a.numel() == a.shape[0] and scale_b.numel() == b.shape[1] and \
-        scale_a.dim() == 2 and scale_b.dim() == 2 and (a.shape[0] > 1 or b.shape[1] > 1)
-    launch(a, b, scale_a, scale_b, bias, out, rowwise)
+    launch(a, b, scale_a, scale_b, bias, out, checks.is_rowwise(scale_a, scale_b, *out.shape))
     return out
 
 
