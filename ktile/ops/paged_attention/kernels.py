@@ -94,8 +94,12 @@ def paged_decode(dtype: str):
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
         qt = q[hk.tile_coord(0, row, chunk, warp)].load(hk.RT(DT, 16, COLS))
+        block = hk.load_scalar(block_tables, seq, first)
         for page in range(first, pages):
-            at = hk.tile_coord(0, 0, hk.load_scalar(block_tables, seq, page), col)
+            # the next page's block number is read a step ahead: the table read is then off
+            # the path of this page's K load (the entry past the sequence's last is unused)
+            later = hk.load_scalar(block_tables, seq, page + 1)
+            at = hk.tile_coord(0, 0, block, col)
             s = hk.zeros(hk.RT(hk.fp32, 16, 16))
             s += qt @ k_cache[at].load(hk.RT(DT, 16, COLS)).T   # this warp's 64 columns
             # V is loaded once K is dead and flies during the softmax: K, V and Q live at once
@@ -112,6 +116,7 @@ def paged_decode(dtype: str):
             acc = acc * rescale
             acc += p.to(DT) @ vt
             m = new_max
+            block = later
         if SPLIT:
             parts = part_out.depth // q.depth
             at = hk.tile_coord(0, row * parts + part, chunk, warp)
