@@ -29,7 +29,8 @@ def inputs(b, h, h_kv, n_q, n_k, d, dtype, seed=0):
 CASES = [(1, 4, 2, 70, 70, 64, torch.bfloat16, True, None),
          (1, 2, 1, 150, 150, 128, torch.float16, False, None),
          (2, 2, 2, 45, 45, 64, torch.bfloat16, False, 0.3),
-         (1, 2, 1, 40, 100, 128, torch.bfloat16, True, None)]
+         (1, 2, 1, 40, 100, 128, torch.bfloat16, True, None),
+         (1, 2, 1, 300, 100, 64, torch.bfloat16, True, 0.3)]     # L > S: rows past S see all
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"L{c[3]}-S{c[4]}-D{c[5]}-{c[7]}")

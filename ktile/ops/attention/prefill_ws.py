@@ -97,11 +97,14 @@ def attention_ws(dtype: str):
             step: keys ≥ N or causal-masked) is all -inf: P 0 and rescale 1."""
             rows = BM // pipe.consumer_warps
             s = s * scale_log2                       # scores in base 2: exp2, not exp
-            key_index = hk.iota(hk.RT(hk.i32, rows, BK), "col") + j * BK
-            s = hk.where(key_index >= k.rows, float("-inf"), s)
+            reach = (j + 1) * BK                     # masks only on the tiles that need them
+            if reach > k.rows:                       # the ragged last tile (or past it)
+                key_index = hk.iota(hk.RT(hk.i32, rows, BK), "col") + j * BK
+                s = hk.where(key_index >= k.rows, float("-inf"), s)
             if CAUSAL:
-                s = hk.causal_mask(s, (block * pipe.consumer_warps + hk.arch.warp_id) * rows,
-                                   j * BK)
+                if reach > block * BM:               # keys above the block's first row
+                    s = hk.causal_mask(
+                        s, (block * pipe.consumer_warps + hk.arch.warp_id) * rows, j * BK)
             new_max = hk.maximum(row_max, hk.row_max(s))
             p = hk.exp2(s - new_max)
             rescale = hk.exp2(row_max - new_max)
