@@ -104,18 +104,26 @@ def run_case(torch, spec: dict, check_only: bool, device: str = "cuda", timer=No
     return row
 
 
+def verdict(result: dict) -> str:
+    """A checked, untimed result in words."""
+    if "error" in result:
+        return f"ERROR {result['error']}"
+    word = "ok" if result["correct"] else "WRONG"
+    return f"max err {result['max_error']:.4f} {word}"
+
+
 def show(row: dict) -> str:
     label = f"{row['requests']:4d} x {row['context']:6d} d {row['d']:3d}"
     k, t = row["ktile"], row.get("triton", {})
     if "us" not in k:
-        return f"{label}: ktile {k.get('error') or ('max err %.4f ok' % k['max_error'] if k['correct'] else 'WRONG (max err %.4f)' % k['max_error'])}"
+        return f"{label}: ktile {verdict(k)}" + (f" | triton {verdict(t)}" if t else "")
     line = (f"{label}: ktile {k['us']:9.1f} us {k['gbps']:7.0f} GB/s {k['pct_of_copy']:5.1f}% "
             f"of copy")
     if "us" in t:
         line += (f" | triton {t['us']:9.1f} us {t['gbps']:7.0f} GB/s {t['pct_of_copy']:5.1f}%"
                  f" | ktile/triton speed {row['speedup_vs_triton']:.2f}x")
     elif t:
-        line += f" | triton {t.get('error', 'WRONG')}"
+        line += f" | triton {verdict(t)}"
     return line
 
 
