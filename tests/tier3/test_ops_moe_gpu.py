@@ -4,6 +4,8 @@ each block size, routed weights or not, fp16 and bf16; fused_moe at Qwen3-30B-A3
 (hidden 2048, intermediate 768, 128 experts, top-8) at 1 to 256 tokens and at a ragged small
 layer; and in a CUDA-graph replay (the layout needs no host sync). tests/tier3/test_ops_gpu.py
 runs the op's `case` over its wide grid too."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -58,10 +60,17 @@ def test_grouped_gemm_matches_the_reference(tokens, experts, top_k, n, k, routed
     assert lib.max_error(got.view(-1, n), want) <= tol
 
 
+@functools.cache
+def expert_weights(hidden: int, inter: int, experts: int) -> tuple:
+    """w13 and w2 made once per shape (Qwen3's take seconds on the CPU)."""
+    w13 = (lib.random((experts, 2 * inter, hidden), 4, "bf16") / hidden ** 0.5).bfloat16()
+    w2 = (lib.random((experts, hidden, inter), 6, "bf16") / inter ** 0.5).bfloat16()
+    return w13.cuda(), w2.cuda()
+
+
 def qwen3_layer(tokens: int, hidden=2048, inter=768, experts=128, top_k=8):
     x = lib.random((tokens, hidden), 3, "bf16", "cuda")
-    w13 = (lib.random((experts, 2 * inter, hidden), 4, "bf16") / hidden ** 0.5).bfloat16().cuda()
-    w2 = (lib.random((experts, hidden, inter), 6, "bf16") / inter ** 0.5).bfloat16().cuda()
+    w13, w2 = expert_weights(hidden, inter, experts)
     weights, ids = routing(tokens, experts, top_k)
     return x, w13, w2, weights, ids
 
