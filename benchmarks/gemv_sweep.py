@@ -1,5 +1,6 @@
-"""Sweep the decode matmul kernels (M <= 32, b = W.t()) against cuBLAS and a copy of W, one
-process, on a CUDA GPU (issue #11).
+"""Time every decode matmul kernel (M <= 32, b = W.t()) against cuBLAS and a copy of W.
+
+One process on a CUDA GPU (issue #11):
 
     python3 benchmarks/gemv_sweep.py --json /tmp/gemv.json               # ~100 s on an H200
     python3 benchmarks/gemv_sweep.py --json /tmp/gemv_clean.json --clean-flush
