@@ -8,10 +8,9 @@
 - larger M: `awq_dequant` writes w [K, N] in x's dtype, then ktile.ops.matmul multiplies (the
   first prefill form; a GEMM that dequantises in its producer is the next step).
 
-sm_90a registers (ptxas, CUDA 13.0, bf16, 4 warps): awq_gemv MB 1 / UNROLL 4: 124 (4 blocks
-per SM), MB 2 / 4: 116 (4), MB 4 / 2: 145 (3; UNROLL 4 there spends the registers of a block
-more); at UNROLL 1 the MB 1 form took 54 and 7 blocks, but had one 64-byte load pair of
-qweight in flight per warp. awq_dequant: 54. Not yet timed on the H200 (benchmarks/awq.py)."""
+sm_90a registers (ptxas, CUDA 13.0, bf16, 4 warps): awq_gemv MB 1 / UNROLL 2: 120 (4 blocks
+per SM), MB 2 / 4: 128 (4), MB 4 / 2: 153 (3); MB 1 at UNROLL 4 (116 registers) is over the
+budgets pass's estimate (138: 12 warps resident), so not shipped. awq_dequant: 60. Not yet timed on the H200 (benchmarks/awq.py)."""
 from __future__ import annotations
 
 from .._library import AMD_TARGETS, Route, RoutingTable
@@ -30,7 +29,7 @@ SM90 = ("sm_90a",)
 # AMD (clang-22): each x[m, k] is a scalar load into SGPRs, and at MB x UNROLL past 2 gfx950
 # spills SGPRs (MB 1 / UNROLL 4: 35, MB 2 / 2: 12, MB 4 / 1: 2), so the AMD routes hold
 # MB x UNROLL at 2
-DECODE_ROUTES = [gemv(1, 4, 1, SM90), gemv(2, 4, 2, SM90), gemv(4, 2, DECODE_MAX_M, SM90),
+DECODE_ROUTES = [gemv(1, 2, 1, SM90), gemv(2, 4, 2, SM90), gemv(4, 2, DECODE_MAX_M, SM90),
                  gemv(1, 2, 1, AMD_TARGETS), gemv(2, 1, DECODE_MAX_M, AMD_TARGETS)]
 PREFILL_ROUTES = [Route("awq_dequant", {"R": 16, "KB": 32, "WARPS": 4}, sample=(40, 136))]
 TABLE = RoutingTable(DECODE_ROUTES + PREFILL_ROUTES)

@@ -4,19 +4,20 @@ dequantiser the prefill route runs before ktile.ops.matmul.
 One tile form serves both. A warp holds R packed words of one row of qweight (columns
 8p..8p+7 for p in [p0, p0 + R)) as an R × 16 register tile: tile row p − p0 is word p, its
 columns 0..7 the word of row k and 8..15 the word of row k + 1 (two rows a step, because a
-register tile is 16 columns wide). Column c's code is the nibble at REVERSE[c % 8]: the word
-ANDed with that nibble's mask, converted to fp32 and scaled by 2^−4·REVERSE[c % 8] (exact:
-a masked word is the code times a power of two). The top nibble's mask leaves a negative
-int32 for codes 8..15; adding 16 to a negative result restores the code. The masks and
-scalings are tiles made once per kernel from `hk.iota` (the language has no shifts of tiles,
-and needs none here).
+register tile is 16 columns wide). Column c's code is the nibble at REVERSE[c % 8]: the two
+row vectors are ANDed with per-column masks that are 0 outside their half (`masks_lo`,
+`masks_hi`) and ORed, so each element keeps its own nibble in place, then converted to fp32
+(exact: the code times a power of two). The language has no shifts of tiles and needs none
+here: the scale absorbs the power of two.
 
 Scales are viewed as [G, N/8, 8] (group g, word p, column c): an R × 16 tile at element
 column 0 reads columns 0..7 (8..15 past the edge read 0), one at column −8 the same values
 into tile columns 8..15; their sum is the scale of every tile element. The zero codes come
-as a vector of the group's R words, broadcast over the tile. Per group the kernels form
-zs = z · s once; each weight is then code · s − zs in fp32: both products are exact
-(a 4-bit code times a 16-bit scale), so their difference is (q − z) · s exactly.
+as a vector of the group's R words, broadcast over the tile. Per group (or chunk) the kernels
+form su = s · 2^−4·nibble, zs = z · s and 16 · s once; each weight is then masked · su − zs
+in fp32: both products are exact (a 4-bit code times a 16-bit scale), so the difference is
+(q − z) · s exactly. The top nibble's mask leaves a negative int32 for codes 8..15, which
+gives (code − 16) · s − zs: 16 · s is added back there (exact too).
 
 Outputs with 8 columns per word are written twice per tile: columns 0..7 at element column 0
 of row k (tile columns 8..15 fall past the 8-column edge and are not written), columns 8..15
@@ -43,27 +44,40 @@ NIBBLE_UNITS = tuple(2.0 ** (-4 * nibble) for nibble in REVERSE)
 
 
 def column_constants(rows: int):
-    """(int masks, fp32 scalings, columns < 8 mask) of an rows × 16 word tile (above)."""
+    """(low-half masks, high-half masks, fp32 scalings, columns < 8 mask) of a rows × 16 word
+    tile: column c's nibble mask where c's half is the mask's, else 0 (above)."""
     column = hk.iota(hk.RT(hk.i32, rows, 16), "col")
-    within = column & 7
+    within, lo = column & 7, column < 8
     masks = hk.zeros(hk.RT(hk.i32, rows, 16))
     units = hk.zeros(hk.RT(hk.fp32, rows, 16))
     for c in range(8):
         at = within == c
         masks = hk.where(at, NIBBLE_MASKS[c], masks)
         units = hk.where(at, NIBBLE_UNITS[c], units)
-    return masks, units, column < 8
+    return hk.where(lo, masks, 0), hk.where(lo, 0, masks), units, lo
 
 
-def codes(words, masks, units):
-    """The 4-bit codes of a word tile as fp32 (columns by `masks` / `units`)."""
-    scaled = (words & masks).to(hk.fp32) * units
+def zero_codes(z, masks_lo, masks_hi, units):
+    """The fp32 zero codes of a group's R-word vector z, in every column."""
+    scaled = ((masks_lo | masks_hi) & z).to(hk.fp32) * units
     return hk.where(scaled < 0.0, scaled + 16.0, scaled)
 
 
-def words_of(low, high, lo, zero_words):
-    """The word tile of two R-vectors: `low` in columns 0..7, `high` in 8..15."""
-    return hk.where(lo, zero_words + low, zero_words + high)
+def weights(low, high, masks_lo, masks_hi, su, zs, s16):
+    """(q − z) · s of a step's two R-word vectors (`low`: row k in columns 0..7, `high`: row
+    k + 1 in 8..15): the masked word times s · 2^−4·nibble, minus z · s, both exact; a
+    top-nibble code of 8..15 masks to a negative int32, (code − 16) · s: 16 · s added back."""
+    masked = (masks_lo & low) | (masks_hi & high)
+    w = masked.to(hk.fp32) * su - zs
+    return hk.where(masked < 0, w + s16, w)
+
+
+def group_constants(scales, qzeros, g, p0, tile, vec, masks_lo, masks_hi, units):
+    """(s · units, z · s, 16 · s) of group g's words [p0, p0 + R) (scales as [G, N/8, 8])."""
+    s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
+         + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
+    z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
+    return s * units, zero_codes(z, masks_lo, masks_hi, units) * s, s * 16.0
 
 
 GEMV_SHAPES = [
@@ -114,19 +128,15 @@ def awq_gemv(dtype: str):
         split, warp, rows = hk.arch.block_idx.z, hk.arch.warp_id, x.rows
         splits = part.depth // (2 * rows)
         tile, vec = hk.RT(DT, R, 16), hk.RV(hk.i32, R)
-        masks, units, lo = column_constants(R)
-        zero_words = hk.zeros(hk.RT(hk.i32, R, 16))
+        masks_lo, masks_hi, units, lo = column_constants(R)
         zero = hk.zeros(hk.RT(hk.fp32, R, 16))
         # MAX_MB named accumulators (a runtime loop carries names); past MB a scalar 0
         a0, a1, a2, a3, a4, a5, a6, a7 = [hk.zeros(hk.RT(hk.fp32, R, 16)) if m < MB else 0.0
                                           for m in range(MAX_MB)]
         for chunk in range(split * WARPS + warp, x.cols // CHUNK, splits * WARPS):
             k0 = chunk * CHUNK
-            g = k0 // GROUP
-            s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
-                 + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
-            z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
-            zs = codes(zero_words + z, masks, units) * s
+            su, zs, s16 = group_constants(scales, qzeros, k0 // GROUP, p0, tile, vec,
+                                          masks_lo, masks_hi, units)
             for k in range(k0, k0 + CHUNK, 2 * UNROLL):
                 lows = [qweight[hk.elem_coord(0, 0, k + 2 * u, p0)].load(vec)
                         for u in range(UNROLL)]
@@ -134,7 +144,7 @@ def awq_gemv(dtype: str):
                          for u in range(UNROLL)]
                 accs = [a0, a1, a2, a3, a4, a5, a6, a7]
                 for u in range(UNROLL):
-                    w = codes(words_of(lows[u], highs[u], lo, zero_words), masks, units) * s - zs
+                    w = weights(lows[u], highs[u], masks_lo, masks_hi, su, zs, s16)
                     for m in range(MB):
                         xk = hk.load_scalar(x, m0 + m, k + 2 * u)
                         xk1 = hk.load_scalar(x, m0 + m, k + 2 * u + 1)
@@ -182,16 +192,13 @@ def awq_dequant(dtype: str):
         k0 = hk.arch.block_idx.y * KB
         g = k0 // GROUP
         tile, vec = hk.RT(DT, R, 16), hk.RV(hk.i32, R)
-        masks, units, lo = column_constants(R)
-        zero_words = hk.zeros(hk.RT(hk.i32, R, 16))
-        s = (scales[hk.elem_coord(0, g, p0, 0)].load(tile).to(hk.fp32)
-             + scales[hk.elem_coord(0, g, p0, -8)].load(tile).to(hk.fp32))
-        z = qzeros[hk.elem_coord(0, 0, g, p0)].load(vec)
-        zs = codes(zero_words + z, masks, units) * s
+        masks_lo, masks_hi, units, _ = column_constants(R)
+        su, zs, s16 = group_constants(scales, qzeros, g, p0, tile, vec, masks_lo, masks_hi,
+                                      units)
         for k in range(k0, k0 + KB, 2):
             low = qweight[hk.elem_coord(0, 0, k, p0)].load(vec)
             high = qweight[hk.elem_coord(0, 0, k + 1, p0)].load(vec)
-            w = (codes(words_of(low, high, lo, zero_words), masks, units) * s - zs).to(DT)
+            w = weights(low, high, masks_lo, masks_hi, su, zs, s16).to(DT)
             out[hk.elem_coord(0, k, p0, 0)] = w
             out[hk.elem_coord(0, k + 1, p0, -8)] = w
     return awq_dequant_rows
