@@ -2,9 +2,9 @@
 
 One process on a CUDA GPU (issue #11):
 
-    python3 benchmarks/gemv_sweep.py --json /tmp/gemv.json               # ~100 s on an H200
-    python3 benchmarks/gemv_sweep.py --json /tmp/gemv_clean.json --clean-flush
-    python3 benchmarks/gemv_sweep.py --quick --json /tmp/g.json           # 1 N x K, ~40 s
+    python3 benchmarks/gemv_sweep.py --json /tmp/gemv.json        # ~100 s on an H200 (~60 builds)
+    python3 benchmarks/gemv_sweep.py --json /tmp/gemv_clean.json --clean-flush   # builds cached
+    python3 benchmarks/gemv_sweep.py --quick --m 1 --m 8 --json /tmp/g.json      # 1 N x K
 
 For M in {1, 2, 4, 8, 16, 32} x (N, K) in {6144 x 4096, 4096 x 4096, 24576 x 4096, 4096 x 12288}:
 the routed op, every decode kernel pinned at a small grid of constants (`variants`), torch.matmul
