@@ -34,11 +34,11 @@ def grouped_gemm(x, w, topk_ids, weights, dtype: DType) -> np.ndarray:
     one product per expert (the slots it holds)."""
     ids = np.asarray(topk_ids)
     experts, top_k = experts_of(ids), ids.shape[-1]
-    x, w = _f64(x), _f64(w)
+    x = _f64(x)
     out = np.zeros((ids.size, w.shape[1]))
-    for e in np.unique(experts):
+    for e in np.unique(experts):         # each active expert's weights widened alone
         slots = np.flatnonzero(experts == e)
-        out[slots] = x[slots // top_k] @ w[e].T
+        out[slots] = x[slots // top_k] @ _f64(w[e]).T
     if weights is not None:
         out = out * _f64(weights).reshape(-1, 1)
     return dtype.round(out.astype(np.float32))
