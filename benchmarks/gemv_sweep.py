@@ -221,13 +221,18 @@ def main(argv: list[str]) -> int:
                 r.get("wrong") for r in row["kernels"].values())
             row["summary"] = summarize(row)
             rows.append(row)
+            if args.json:            # after every shape: a kernel that faults loses no rows
+                write_json(args.json, rows, args.clean_flush)
     print_table(rows)
     print(f"total {time.time() - started:.0f} s")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "clean_flush": args.clean_flush,
-                       "rows": rows}, f, indent=1)
     return 1 if wrong else 0
+
+
+def write_json(path: str, rows: list[dict], clean: bool) -> None:
+    import torch
+    with open(path, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "clean_flush": clean,
+                   "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
