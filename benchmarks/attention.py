@@ -6,8 +6,9 @@
     python3 benchmarks/attention.py --check-only --quick  # correctness only, no timing
     python3 benchmarks/attention.py --quick --constants STAGES=2 --constants D64:BK=128 \
         --out DIR                   # also the kernel alone at other constants (D64: d 64 only)
-    python3 benchmarks/attention.py --quick --constants VT=1 --constants LONGEST_FIRST=0 \
-        --out DIR                   # the Vᵀ form (its copy made once, outside the timing),
+    python3 benchmarks/attention.py --quick --constants OVERLAP=1 --constants VT=1 \
+        --constants LONGEST_FIRST=0 --out DIR   # P·V under the softmax (docs/attention.md);
+                                    # the Vᵀ form (its copy made once, outside the timing);
                                     # the causal blocks in launch order
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
