@@ -219,8 +219,10 @@ def main(argv: list[str]) -> int:
             row = measure(m, n, k, variants(m), args.clean_flush, broken)
             wrong |= not row["routed_correct"] or any(
                 r.get("wrong") for r in row["kernels"].values())
-            row["summary"] = summarize(row)
+            row["summary"] = s = summarize(row)
             rows.append(row)
+            print(f"{m} x {n} x {k}: {s['best']} {s['ms'] * 1e3:.1f} us, "
+                  f"{s['x_cublas']:.2f}x cuBLAS ({time.time() - started:.0f} s)", flush=True)
             if args.json:            # after every shape: a kernel that faults loses no rows
                 write_json(args.json, rows, args.clean_flush)
     print_table(rows)
