@@ -87,3 +87,22 @@ def test_refusals_name_the_parameter():
             kind=InputError)
     refused(lambda: decode(q, k, v, bt, lens, out=q), "'out'", "shares memory",
             kind=InputError)
+
+
+def test_benchmark_case_checks_then_times(monkeypatch):
+    """benchmarks/paged_decode.py's run_case on the interpreter, the timer faked: ktile is
+    checked against torch (pages gathered, SDPA) before it is timed, and the copy's GB/s
+    count its read and write."""
+    import importlib.util
+    import pathlib
+    from ktile.bench.timing import Timing
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "paged_decode.py"
+    spec = importlib.util.spec_from_file_location("paged_decode_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "triton_decode", lambda: None)
+    timer = lambda fn: (fn(), Timing(0.01, 0.0, 1))[1]       # noqa: E731
+    row = bench.run_case(torch, {"requests": 2, "context": 40, "d": 64}, False, "cpu", timer)
+    assert row["ktile"]["correct"] and row["ktile"]["max_error"] <= row["tolerance"]
+    assert row["ktile"]["pct_of_copy"] == pytest.approx(50.0)
+    assert "ktile" in bench.show(row)
