@@ -169,6 +169,9 @@ def measure(m: int, n: int, k: int, specs: list[str], clean: bool, broken: dict)
 def summarize(row: dict) -> dict:
     """The best correct variant of a row, its % of W's copy rate and its speedup on cuBLAS."""
     timed = {name: r["ms"] for name, r in row["kernels"].items() if "ms" in r}
+    if not timed:
+        return {"best": None, "ms": math.nan, "routed_ms": None, "pct_copy": math.nan,
+                "x_cublas": math.nan, "routed_x_cublas": None}
     name = min(timed, key=timed.get)
     copy_rate = 2 * row["n"] * row["k"] * 2 / row["copy_w_ms"]      # bytes / ms, read + write
     return {"best": name, "ms": timed[name], "routed_ms": timed.get("routed"),
@@ -188,10 +191,15 @@ def print_table(rows: list[dict]) -> None:
               f"{s['pct_copy']:6.1f} {s['x_cublas']:7.2f} | {routed:7.1f} {rx:5.2f} | "
               f"{row['cublas_ms'] * 1e3:7.1f} {row['copy_w_ms'] * 1e3:7.1f} | {s['best']}")
     for m in sorted({r["m"] for r in rows}):
-        xs = [r["summary"]["x_cublas"] for r in rows if r["m"] == m]
-        rs = [r["summary"]["routed_x_cublas"] for r in rows if r["m"] == m]
-        print(f"M {m:2}: geomean x cuBLAS best {math.prod(xs) ** (1 / len(xs)):.2f}, routed "
-              f"{math.prod(filter(None, rs)) ** (1 / max(1, len([r for r in rs if r]))):.2f}")
+        mine = [r["summary"] for r in rows if r["m"] == m]
+        print(f"M {m:2}: geomean x cuBLAS best {geomean(s['x_cublas'] for s in mine):.2f}, "
+              f"routed {geomean(s['routed_x_cublas'] for s in mine):.2f}")
+
+
+def geomean(values) -> float:
+    """The geometric mean of the numbers among `values` (None and NaN left out; NaN if none)."""
+    xs = [v for v in values if v is not None and not math.isnan(v)]
+    return math.prod(xs) ** (1 / len(xs)) if xs else math.nan
 
 
 def main(argv: list[str]) -> int:

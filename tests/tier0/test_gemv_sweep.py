@@ -45,3 +45,12 @@ def test_summary_takes_the_fastest_correct_variant():
     assert s["routed_x_cublas"] == pytest.approx(0.020 / 0.025)
     copy_rate = 2 * 4096 * 4096 * 2 / 0.030
     assert s["pct_copy"] == pytest.approx(100 * row["bytes"] / 0.016 / copy_rate)
+
+
+def test_summary_of_a_shape_where_nothing_ran():
+    row = {"m": 1, "n": 64, "k": 64, "bytes": 1, "cublas_ms": 0.01, "copy_w_ms": 0.01,
+           "kernels": {"routed": {"wrong": True, "error": "max error 3 > 1"}}}
+    s = gemv_sweep.summarize(row)
+    assert s["best"] is None and s["routed_x_cublas"] is None
+    assert gemv_sweep.geomean([s["routed_x_cublas"], s["x_cublas"]]) != 1.0    # NaN: none ran
+    assert gemv_sweep.geomean([2.0, None, 8.0]) == pytest.approx(4.0)
