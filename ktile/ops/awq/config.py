@@ -26,11 +26,11 @@ def gemv(rows: int, unroll: int, max_rows: int, targets) -> Route:
 
 
 SM90 = ("sm_90a",)
-# AMD (clang-22): each x[m, k] is a scalar load into SGPRs, and at MB x UNROLL past 2 gfx950
-# spills SGPRs (MB 1 / UNROLL 4: 35, MB 2 / 2: 12, MB 4 / 1: 2), so the AMD routes hold
-# MB x UNROLL at 2
+# AMD (clang-22): each x[m, k] is a scalar load into SGPRs, and gfx950 spills SGPRs past
+# about 2 of them a step (MB x UNROLL: MB 1 / UNROLL 2: 2 spills, MB 2 / 2: 12, MB 4 / 1: 2),
+# so the AMD routes take UNROLL 1 at MB 1 and 2
 DECODE_ROUTES = [gemv(1, 2, 1, SM90), gemv(2, 4, 2, SM90), gemv(4, 2, DECODE_MAX_M, SM90),
-                 gemv(1, 2, 1, AMD_TARGETS), gemv(2, 1, DECODE_MAX_M, AMD_TARGETS)]
+                 gemv(1, 1, 1, AMD_TARGETS), gemv(2, 1, DECODE_MAX_M, AMD_TARGETS)]
 PREFILL_ROUTES = [Route("awq_dequant", {"R": 16, "KB": 32, "WARPS": 4}, sample=(40, 136))]
 TABLE = RoutingTable(DECODE_ROUTES + PREFILL_ROUTES)
 
