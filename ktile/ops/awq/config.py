@@ -2,15 +2,16 @@
 
 - M ≤ DECODE_MAX_M: the decode GEMV (`awq_gemv`, kernels.py), MB rows of x a block (MB 1, 2,
   then 4: M 3..32 takes cdiv(M, 4) row blocks, launched next to each other, so the weights'
-  second read comes from L2), 16 words (128 columns) a block, its 4 warps splitting CHUNKs of
+  second read can come from L2), 16 words (128 columns) a block, its 4 warps splitting CHUNKs of
   32 rows of K, and K split over blocks until about BLOCKS_PER_SM blocks per multiprocessor;
   then matmul's `splitk_reduce` (the op's `also` kernel) adds the partials in a fixed order;
 - larger M: `awq_dequant` writes w [K, N] in x's dtype, then ktile.ops.matmul multiplies (the
   first prefill form; a GEMM that dequantises in its producer is the next step).
 
 sm_90a registers (ptxas, CUDA 13.0, bf16, 4 warps): awq_gemv MB 1 / UNROLL 2: 120 (4 blocks
-per SM), MB 2 / 4: 128 (4), MB 4 / 2: 153 (3); MB 1 at UNROLL 4 (116 registers) is over the
-budgets pass's estimate (138: 12 warps resident), so not shipped. awq_dequant: 60. Not yet timed on the H200 (benchmarks/awq.py)."""
+per SM), MB 2 / 4: 128 (4), MB 4 / 2: 153 (3); MB 1 at UNROLL 4 is over the budgets pass's
+estimate (138 registers: 12 warps resident), so not shipped. awq_dequant: 60. Not yet timed
+on the H200 (benchmarks/awq.py)."""
 from __future__ import annotations
 
 from .._library import AMD_TARGETS, Route, RoutingTable
