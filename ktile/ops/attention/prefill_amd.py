@@ -5,9 +5,11 @@ A block is WARPS waves of one (batch, head), each wave owning ROWS query rows (B
 ROWS rows a block). Key tile j (K [BK, D]) and the transposed value tile (Vᵀ [D, BK]) are
 copied into LDS once per block by all its waves (`hk.group.load`: the global→LDS DMA on
 gfx942 / gfx950, register-staged copies on RDNA) and read by every wave: S = Q·Kᵀ with Q in
-registers (loaded once) and K from LDS, the online softmax in fp32 registers, O += P·V with P
-from registers and Vᵀ from LDS. Both LDS operands are read as rows of 16-byte chunks
-(`ds_read_b128` / `ds_load_b128`), the targets' fast layout.
+registers (loaded once; Q_LDS: the block's Q in LDS, read at each S, for gfx1100 at D 128,
+whose replicated WMMA operands otherwise spill) and K from LDS, the online softmax in fp32
+registers (in base 2: the scale times log2 e, then exp2), O += P·V with P from registers and
+Vᵀ from LDS. Both LDS operands are read as rows of 16-byte chunks (`ds_read_b128` /
+`ds_load_b128`), the targets' fast layout.
 
 Two LDS buffers of each: while tile j is computed, the copy of tile j+1 is in flight; at the
 end of step j (after a barrier: every wave is done with its buffer) the copy of tile j+2 is
@@ -17,15 +19,20 @@ drain the other copy: docs/language.md, "A list of shared tiles").
 
 Ragged edges are outside the steady-state loop: it runs the pairs of key tiles that need no
 mask (every key < S and, causal, every key ≤ the block's first query row); the tail (the
-ragged last key tile, the causal diagonal tiles, an odd tile) runs after it with the -inf
-masks. Causal blocks stop at their last query row. Query rows past L are loaded as zeros and
-never stored; key tiles past S are zero-filled by the copies and masked.
+ragged last key tile, the causal diagonal, an odd tile: at most 2 tiles when BM ≤ 2·BK, which
+`requires` checks) runs after it, unrolled, with the -inf masks and no copies. Causal blocks
+stop at their last query row. Query rows past L are loaded as zeros and never stored; key
+tiles past S are zero-filled by the copies and masked.
 
 V is read transposed as Vᵀ rows, the nearest form: the op hands the kernel Vᵀ [B, H_kv, D,
-S'] made by one torch copy (op.transposed_values, as for sm_90a). gfx950's transposing LDS
-read (`ds_read_b64_tr_b16`) is not used: the AMD headers read a `kt::col` tile from LDS
-element by element (docs/amd-headers.md, "Not done"), so reading V [BK, D] as the col operand
-of `p @ V` would cost a 16-bit LDS read per element.
+S'] made by one torch copy (op.transposed_values). gfx950's transposing LDS read
+(`ds_read_b64_tr_b16`) is not used: the AMD headers read a `kt::col` tile from LDS element by
+element (docs/amd-headers.md, "Not done"), so reading V [BK, D] as the col operand of `p @ V`
+would cost a 16-bit LDS read per element.
+
+Why BK 32 and not 64: at 64 the gfx950 build spills 5-7 SGPRs (the cdna4 accumulator →
+operand move of P holds its lane masks in SGPR pairs, hoisted out of the loop). The quality
+report's figures are in docs/attention.md, "AMD".
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
