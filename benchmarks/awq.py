@@ -70,11 +70,22 @@ def inputs(m: int, n: int, k: int, dtype):
     return x, pack(codes), scales, pack(zeros)
 
 
+_SHIFTS: dict = {}
+
+
+def nibble_shifts(device):
+    """4 · REVERSE as an int32 tensor on `device`, made once (no copy inside a graph)."""
+    import torch
+    if device not in _SHIFTS:
+        _SHIFTS[device] = torch.tensor([4 * r for r in REVERSE], dtype=torch.int32,
+                                       device=device)
+    return _SHIFTS[device]
+
+
 def torch_dequantize(qweight, scales, qzeros, dtype=None):
     """w [K, N] = (q − z) · s by torch ops (the baseline's dequantisation); in fp32 when
     dtype is torch.float32 (the check's exact weights), else in the scales' dtype."""
-    import torch
-    shifts = torch.tensor([4 * r for r in REVERSE], dtype=torch.int32, device=qweight.device)
+    shifts = nibble_shifts(qweight.device)
     q = ((qweight[:, :, None] >> shifts) & 0xF).flatten(1)
     z = ((qzeros[:, :, None] >> shifts) & 0xF).flatten(1)
     dtype = dtype or scales.dtype
@@ -161,7 +172,11 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
             continue
         row[name].update(timed(fn, args.repeats))
         if kind == "decode":
-            row[name + "_graph"] = timed(graphed(fn), args.repeats)
+            try:
+                row[name + "_graph"] = timed(graphed(fn), args.repeats)
+            except Exception as failure:   # noqa: BLE001 - a capture refused: reported
+                row[name + "_graph"] = {"error": f"{type(failure).__name__}: "
+                                                 f"{str(failure)[:300]}"}
     for key in [key for key in row if isinstance(row[key], dict) and "ms" in row[key]]:
         ms = row[key]["ms"]
         row[key]["gbps"] = gbps(nbytes, ms)
