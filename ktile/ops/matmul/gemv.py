@@ -27,9 +27,10 @@ stays on the 16-byte path (the rows are 32 bytes apart) when the tensors are 16-
 Why it streams below the copy rate (SASS of MB 1 / UNROLL 4, CUDA 13.0, read 2026-12-02): the
 source writes a step's four W loads before its math, but ptxas issues each W / a pair of
 LDG.128 right before its FFMAs and waits for it before the next pair (the same schedule with
-`__ldg`: not the load flavour), so a warp has one 512-byte W access in flight. At 56-64
+`__ldg`: not the load flavour), so a warp has one 512-byte W access in flight. At 64
 registers 32 warps fit a multiprocessor: about 16 KB in flight, where the copy rate needs
-~25-30 KB (latency x bandwidth / 132 SMs). At MB 2 the second row's a loads and FMAs sit in
+~25-30 KB (latency x bandwidth / 132 SMs); since flat_tile.hpp's element path went out of
+line (95a2376) the route takes 80 registers: 24 warps, ~12 KB. At MB 2 the second row's a loads and FMAs sit in
 the same serial chain (56.8 against 38.6 us at 12288 x 4096 on the H200). W is read once
 (MB >= M: one block column). At M 1 it already matches cuBLAS under benchmarks' timing, whose
 L2 flush leaves up to ~50 MiB of dirty lines that the call's reads write back (gemv_sweep.py).
