@@ -38,8 +38,8 @@ L2 flush leaves up to ~50 MiB of dirty lines that the call's reads write back (g
 AHEAD 1 carries the next step's UNROLL W tiles through the loop by name, loaded before this
 step's math: ptxas cannot pair them with FFMAs it has not reached, so UNROLL tiles a warp are
 in flight through the math. ptxas 13: MB 1 / UNROLL 2 takes 64 registers (32 warps, ~32 KB
-in flight a multiprocessor, twice AHEAD 0's); UNROLL 4 118 (16 warps); MB 2 / UNROLL 2 80
-(24); 0 spills. Pinnable and swept (benchmarks/gemv_sweep.py), not routed: untimed. AHEAD 0
+in flight a multiprocessor, against the route's ~12 KB); UNROLL 4 118 (16 warps); MB 2 /
+UNROLL 2 80 (24); 0 spills. Pinnable and swept (benchmarks/gemv_sweep.py), not routed: untimed. AHEAD 0
 generates the same code as before the constant existed.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
