@@ -91,7 +91,9 @@ def test_every_call_warms_up_every_code_object_it_loads(monkeypatch, target):
 NO_CALL_YET = {"scaled_dot_product_attention": "sm_90a only, new in the seventh session; "
                                                "warm-up has no attention shapes yet",
                **dict.fromkeys(("moe_align_block_size", "moe_grouped_gemm", "fused_moe"),
-                               "MoE (issue #11), new: warm-up reads no expert count yet")}
+                               "MoE (issue #11), new: warm-up reads no expert count yet"),
+               "paged_attention_decode": "paged decode (issue #12), new: warm-up reads no "
+                                         "block-table shape yet"}
 
 
 def test_every_public_op_function_has_a_call():
