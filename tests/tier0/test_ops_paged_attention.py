@@ -49,7 +49,8 @@ def test_unsplit_route_and_out_and_scale():
 
 
 def test_routes_split_few_pairs_and_refuse_cdna():
-    assert route_for(128, 8, 32768, "sm_90a").constants["PART_PAGES"] == 32
+    assert route_for(128, 8, 32768, "sm_90a").constants["PART_PAGES"] == 16
+    assert route_for(128, 128, 4096, "sm_90a").constants["PART_PAGES"] == 32
     assert route_for(128, 32, 512, "sm_90a").constants["PART_PAGES"] == 8
     assert not route_for(128, 2048, 4096, "sm_90a").constants["SPLIT"]
     refused(lambda: route_for(128, 8, 4096, "gfx950"), "gfx950", "MMA needs 32",

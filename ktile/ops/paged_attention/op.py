@@ -31,19 +31,26 @@ SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 
                        # D / 64 warps fill an H200's 132 multiprocessors without splitting
 
 
-def _decode_route(d: int, part_pages: int, max_cols: int | None) -> Route:
+FEW_PAIRS = 128        # under it, long contexts take smaller partitions (more blocks)
+PART_SIZES = (8, 16, 32)
+
+
+def _decode_route(d: int, part_pages: int, max_pairs: int | None,
+                  max_cols: int | None) -> Route:
     return Route("paged_decode", {"D": d, "WARPS": d // 64, "PART_PAGES": part_pages,
                                   "SPLIT": part_pages != WHOLE},
-                 max_rows=SPLIT_BELOW - 1 if part_pages != WHOLE else None, max_cols=max_cols,
-                 targets=TARGETS, sample=(4, 1024))
+                 max_rows=max_pairs, max_cols=max_cols, targets=TARGETS, sample=(4, 1024))
 
 
-# per head size: contexts up to 2048 tokens in partitions of 8 pages (128 tokens), longer ones
-# of 32 pages (512 tokens); then one block a (seq, kv head) over the whole context
+# per head size, under 2048 pairs: contexts up to 2048 tokens in partitions of 8 pages (128
+# tokens); longer ones of 16 pages under 128 pairs, else of 32 (512 tokens), so a step of
+# 1 x 32K makes 1024 blocks and 16 x 4096 1024; from 2048 pairs one block a (seq, kv head)
+# over the whole context
 TABLE = RoutingTable([route for d in HEAD_SIZES for route in (
-    _decode_route(d, 8, 2048), _decode_route(d, 32, None), _decode_route(d, WHOLE, None))])
+    _decode_route(d, 8, SPLIT_BELOW - 1, 2048), _decode_route(d, 16, FEW_PAIRS - 1, None),
+    _decode_route(d, 32, SPLIT_BELOW - 1, None), _decode_route(d, WHOLE, None, None))])
 COMBINE = tuple(Route("paged_decode_combine", {"D": d, "WARPS": d // 64, "PART_PAGES": pp},
-                      targets=TARGETS, sample=(4, 1024)) for d in HEAD_SIZES for pp in (8, 32))
+                      targets=TARGETS, sample=(4, 1024)) for d in HEAD_SIZES for pp in PART_SIZES)
 
 
 def route_for(d: int, pairs: int, context: int, target: str | None) -> Route:
