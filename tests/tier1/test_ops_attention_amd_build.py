@@ -62,7 +62,10 @@ def test_the_d128_hot_loop_is_the_steady_key_loop_at_its_pinned_density(target, 
     assert hot.lds_reads[128] == hot.mnemonics[LDS_READ[target]] > 0, built.report()
     if target == "gfx950":
         assert hot.lds_dma >= 4, built.report()          # K and Vᵀ of two tiles, by DMA
-    density = count / hot.instructions
+    density = hot.mma_density()
+    assert density == count / hot.instructions
+    assert f"MMA / instr.    {mix.whole.mma_density():.3f}" in built.report()   # the figure,
+    assert f"{density:.3f}" in built.report()                                   # printed
     print(f"{target}: {count} MMA / {hot.instructions} hot-loop instructions = {density:.4f}")
     assert density >= floor, built.report()
 

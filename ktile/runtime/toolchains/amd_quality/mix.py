@@ -102,6 +102,7 @@ class Mix:
         """(what, count) rows of the report table; the global->LDS row where there are such
         copies, or where `dma_row` asks for it (to line up with a column that has them)."""
         rows = [("instructions", str(self.instructions)), ("MMA", str(sum(self.mma.values()))),
+                ("MMA / instr.", f"{self.mma_density():.3f}"),
                 ("LDS reads", _by_width(self.lds_reads)),
                 ("LDS writes", _by_width(self.lds_writes)),
                 ("global loads", _by_width(self.global_loads)),
@@ -109,6 +110,10 @@ class Mix:
         if self.lds_dma or dma_row:
             rows.append(("global->LDS", str(self.lds_dma)))
         return rows + [("waits", str(self.waits)), ("barriers", str(self.barriers))]
+
+    def mma_density(self) -> float:
+        """MMA instructions per instruction (issue #12's figure for a hot loop; 0 if empty)."""
+        return sum(self.mma.values()) / self.instructions if self.instructions else 0.0
 
     def listing(self) -> str:
         return ", ".join(f"{name} x{count}" for name, count in sorted(self.mnemonics.items()))
