@@ -42,9 +42,10 @@ def skinny_routes(kernel: str) -> list[Route]:
     ]
 
 
-def gemv(rows: int, unroll: int, max_rows: int) -> Route:
-    return Route("gemv_nt", {"MB": rows, "UNROLL": unroll, "WARPS": 4}, max_rows=max_rows,
-                 max_cols=GEMV_MAX_N, targets=SM90, sample=(max_rows - 1 or 1, 70))
+def gemv(rows: int, unroll: int, max_rows: int, ahead: int = 0) -> Route:
+    constants = {"MB": rows, "UNROLL": unroll, "WARPS": 4, **({"AHEAD": 1} if ahead else {})}
+    return Route("gemv_nt", constants, max_rows=max_rows, max_cols=GEMV_MAX_N, targets=SM90,
+                 sample=(max_rows - 1 or 1, 70))
 
 
 def gemv_stream(rows: int, w_rows: int, unroll: int, depth: int) -> Route:
@@ -64,9 +65,9 @@ def gemv_stream(rows: int, w_rows: int, unroll: int, depth: int) -> Route:
 # 512 bytes carried each); 2 / 2 / 1 / 2: 110, 4; 4 / 1 / 1 / 3: 104, 4; 8 / 1 / 1 / 2: 168, 3
 # (at M 5..8 the FMA form is bounded by issue: about 9 instructions per W element and row of
 # a). Read again after flat_tile.hpp's element path went out of line (95a2376): 72 / 96 / 96
-# / 160 registers and 7 / 5 / 5 / 3 blocks before it. Not yet measured on the H200: benchmarks/matmul.py --decode-only times the routes
-# against cuBLAS, --route gemv_stream_nt:MB=...,RW=...,UNROLL=...,DEPTH=... other constants,
-# --route skinny_nt / gemv_nt the earlier kernels.
+# / 160 registers and 7 / 5 / 5 / 3 blocks before it. benchmarks/matmul.py --decode-only
+# times the routes against cuBLAS, --route gemv_stream_nt:MB=...,RW=...,UNROLL=...,DEPTH=...
+# other constants, --route skinny_nt / gemv_nt the earlier kernels.
 # `gemv_nt` (gemv.py, one W row per warp, blocks that end after one row; ptxas interleaves its
 # loads with the math, about one W access in flight per warp) stays pinnable: on the H200
 # (2026-12-02) 38.6 us at 1 x 12288 x 4096 (62% of copy), 56.8 at M = 2.
@@ -85,8 +86,12 @@ GEMV_MAX_N = 65535 * 4           # gemv_nt's grid y extent times its routes' 4 w
 # gemv_nt MB 2 took 26.9-98.1 and skinny_nt at M 4 / 8 41.7-150.7 (H200, 2026-12-02,
 # docs/results/matmul_h200_2026-12-02c): M 2..8 take it too (benchmarks/gemv_sweep.py times
 # every form at every M; gemv(2, 2, 2) and skinny_nt stay pinnable).
-GEMV_ROUTES = [gemv(1, 4, 1)]
-GEMV_PINNABLE = [gemv(2, 2, 2)]
+# M = 1 takes AHEAD 1 at UNROLL 2 (gemv.py: the next step's two W tiles loaded before this
+# step's math; 64 registers, 32 warps, ~32 KB in flight a multiprocessor) over UNROLL 4 / AHEAD
+# 0, the form the H200 timed (one W access in flight a warp; 80 registers, 24 warps, ~12 KB
+# since 95a2376): a choice by construction, not yet timed (gemv_sweep.py times both).
+GEMV_ROUTES = [gemv(1, 2, 1, ahead=1)]
+GEMV_PINNABLE = [gemv(1, 4, 1), gemv(2, 2, 2)]
 STREAM_ROUTES = [gemv_stream(1, 2, 1, 2), gemv_stream(2, 2, 1, 2), gemv_stream(4, 1, 1, 3),
                  gemv_stream(8, 1, 1, 2)]
 
