@@ -2,7 +2,7 @@
 interpreter) against their references: the layout against its definition (vLLM's semantics),
 the grouped GEMM at ragged tokens, N and K (K not a multiple of any K tile) with top-k 2, each
 shipped block size, routed weights or not, an expert of id -1 left out, out=; the chain against
-the float64 reference; refusals naming the parameter and the fix."""
+the float64 reference, whole and stage by stage; refusals naming the parameter and the fix."""
 import numpy as np
 import pytest
 
@@ -10,9 +10,9 @@ import ktile.ops as ops
 from ktile import dtypes
 from ktile.errors import InputError
 from ktile.ops import _library as lib
-from ktile.ops.moe import align, config
+from ktile.ops.moe import align, config, fused
 from ktile.ops.moe.reference import fused_moe as fused_reference, fused_tolerance
-from ktile.ops.moe.reference import gemm_tolerance, grouped_gemm
+from ktile.ops.moe.reference import gemm_tolerance, grouped_gemm, stage_errors
 
 from bad_inputs import refused
 
@@ -91,6 +91,16 @@ def test_fused_moe_matches_the_chain_reference():
     assert got.shape == (tokens, hidden) and got.dtype == torch.bfloat16
     assert tol < 0.25 * np.abs(want).max()
     assert lib.max_error(got, want) <= tol
+    # stage by stage, each from the previous stage's actual output: about an ulp each
+    parts = fused.stages(x, w13, w2, weights, ids)
+    assert torch.equal(parts["out"], got)
+    found = {k: v.float().numpy() for k, v in parts.items()}
+    for stage in stage_errors(*args, ids.numpy(), found, dtypes.bf16):
+        assert stage["ok"] and stage["tol_max"] < 0.05 * stage["want_max"], stage
+    wrong = dict(found, y=found["y"].copy())
+    wrong["y"][0] = found["y"][1]                     # slot 0 given slot 1's row
+    assert [s["ok"] for s in stage_errors(*args, ids.numpy(), wrong, dtypes.bf16)] == \
+        [True, True, False, False]
 
 
 def test_bad_inputs_name_the_parameter_and_the_fix():

@@ -41,9 +41,15 @@ def fused_moe(x, w13, w2, topk_weights, topk_ids) -> torch.Tensor:
     """[tokens, H] of x's dtype: Σ_j topk_weights[t, j] · (silu(x[t] · w13[e]ᵀ[:I]) ·
     (x[t] · w13[e]ᵀ[I:])) · w2[e]ᵀ, e = topk_ids[t, j]; the stages rounded as vLLM's
     (reference.fused_moe)."""
+    check_fused(x, w13, w2, topk_weights, topk_ids)
+    return stages(x, w13, w2, topk_weights, topk_ids)["out"]
+
+
+def stages(x, w13, w2, topk_weights, topk_ids) -> dict:
+    """fused_moe's path with its intermediates (checked arguments): h [slots, 2I], act
+    [slots, I], y [slots, H] (routed), out [tokens, H]; reference.stage_errors checks each."""
     from ..activations.op import silu_and_mul
     from .op import moe_grouped_gemm
-    check_fused(x, w13, w2, topk_weights, topk_ids)
     tokens, top_k = topk_ids.shape
     layout = moe_align_block_size(topk_ids, w13.shape[0], config.FUSED_BLOCK_M)
     # every slot is listed (its expert is one of w13's), so every row of h and y is written:
@@ -54,4 +60,6 @@ def fused_moe(x, w13, w2, topk_weights, topk_ids) -> torch.Tensor:
     weights = topk_weights.to(torch.float32).contiguous()
     y = x.new_empty((tokens * top_k, 1, w2.shape[1]))
     moe_grouped_gemm(act, w2, *layout, weights, top_k=1, mul_routed_weight=True, out=y)
-    return y.view(tokens, top_k, -1).sum(1, dtype=torch.float32).to(x.dtype)
+    out = y.view(tokens, top_k, -1).sum(1, dtype=torch.float32).to(x.dtype)
+    return {"h": h.view(tokens * top_k, -1), "act": act, "y": y.view(tokens * top_k, -1),
+            "out": out}
