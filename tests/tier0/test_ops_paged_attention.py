@@ -48,6 +48,37 @@ def test_unsplit_route_and_out_and_scale():
     assert err <= tol
 
 
+@pytest.mark.parametrize("lengths,heads,kv_heads,d,constants", [
+    # a partition of 3 pages under 4 warps of 1-page steps: warp 3 has no page; 2 partitions
+    ([37, 0, 1], 8, 2, 64, {"WARPS": 4, "PAGES": 1, "PART_PAGES": 3, "SPLIT": True}),
+    # 2-page steps over 5-page partitions: a step's second page is the next partition's
+    ([150, 70], 8, 2, 64, {"WARPS": 2, "PAGES": 2, "PART_PAGES": 5, "SPLIT": True}),
+    # unsplit, group 18 (two chunks), a step running past the sequence's last page
+    ([45, 17], 36, 2, 64, {"WARPS": 2, "PAGES": 3, "PART_PAGES": 1 << 20, "SPLIT": False}),
+    # D 128 (traced for sm_90a: gfx1100's 256 VGPRs do not hold a whole head a warp)
+    ([70, 300], 8, 1, 128, {"WARPS": 3, "PAGES": 1, "PART_PAGES": 4, "SPLIT": True}),
+], ids=str)
+def test_streams_kernel_matches_the_reference(monkeypatch, lengths, heads, kv_heads, d,
+                                              constants):
+    """sm_90a's paged_decode_streams (a block's warps on different pages) at pinned constants,
+    run through op.launch as the benchmark's variants are: idle warps, steps crossing the
+    partition's end and the sequence's, stale NaN in unused rows."""
+    from ktile.ops.paged_attention.op import launch
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    case = cases.make_case(lengths, heads, kv_heads, d, seed=d + len(lengths))
+    out = torch.full_like(case.query, float("nan"))
+    launch("paged_decode_streams", {"D": d, **constants}, *case.args, 0.2, out)
+    err, tol = cases.error(case, out, scale=0.2)
+    assert err <= tol, (err, tol)
+
+
+def test_sm90a_routes_take_the_streams_kernel():
+    for pairs, context in ((8, 32768), (128, 4096), (2048, 512)):
+        for d in (64, 128):
+            assert route_for(d, pairs, context, "sm_90a").kernel == "paged_decode_streams"
+            assert route_for(d, pairs, context, "gfx1100").kernel == "paged_decode"
+
+
 def test_routes_split_few_pairs_and_refuse_cdna():
     assert route_for(128, 8, 32768, "sm_90a").constants["PART_PAGES"] == 16
     assert route_for(128, 128, 4096, "sm_90a").constants["PART_PAGES"] == 32

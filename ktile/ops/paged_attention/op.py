@@ -23,7 +23,7 @@ from ...errors import InputError
 from .. import _library as lib
 from .._library import Route, RoutingTable
 from ..elementwise.launch import run_kernel
-from . import kernels
+from . import kernels, streams
 from .checks import BLOCK_SIZE, DTYPES, HEAD_SIZES, NAME, check, check_scale
 TARGETS = ("sm_90a", "gfx1100", "gfx1201")
 WHOLE = 1 << 20        # PART_PAGES past any table: one partition, no combine
@@ -33,22 +33,34 @@ SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 
 
 FEW_PAIRS = 128        # under it, long contexts take smaller partitions (more blocks)
 PART_SIZES = (8, 16, 32)
+AMD = ("gfx1100", "gfx1201")
+# sm_90a's paged_decode_streams: 4 warps, steps of PAGES pages a warp (D 128 at 2 pages passes
+# 255 registers: ptxas gives 1 page 255, D 64 at 2 pages 168, at 4 pages 248)
+STREAMS = {64: {"WARPS": 4, "PAGES": 2}, 128: {"WARPS": 4, "PAGES": 1}}
 
 
 def _decode_route(d: int, part_pages: int, max_pairs: int | None,
-                  max_cols: int | None) -> Route:
-    return Route("paged_decode", {"D": d, "WARPS": d // 64, "PART_PAGES": part_pages,
-                                  "SPLIT": part_pages != WHOLE},
-                 max_rows=max_pairs, max_cols=max_cols, targets=TARGETS, sample=(4, 1024))
+                  max_cols: int | None, target: str) -> Route:
+    split = {"PART_PAGES": part_pages, "SPLIT": part_pages != WHOLE}
+    if target == "sm_90a":
+        return Route("paged_decode_streams", {"D": d, **STREAMS[d], **split}, max_rows=max_pairs,
+                     max_cols=max_cols, targets=("sm_90a",), sample=(4, 1024))
+    return Route("paged_decode", {"D": d, "WARPS": d // 64, **split},
+                 max_rows=max_pairs, max_cols=max_cols, targets=AMD, sample=(4, 1024))
 
 
-# per head size, under 2048 pairs: contexts up to 2048 tokens in partitions of 8 pages (128
-# tokens); longer ones of 16 pages under 128 pairs, else of 32 (512 tokens), so a step of
-# 1 x 32K makes 1024 blocks and 16 x 4096 1024; from 2048 pairs one block a (seq, kv head)
-# over the whole context
-TABLE = RoutingTable([route for d in HEAD_SIZES for route in (
-    _decode_route(d, 8, SPLIT_BELOW - 1, 2048), _decode_route(d, 16, FEW_PAIRS - 1, None),
-    _decode_route(d, 32, SPLIT_BELOW - 1, None), _decode_route(d, WHOLE, None, None))])
+# per target and head size, under 2048 pairs: contexts up to 2048 tokens in partitions of 8
+# pages (128 tokens); longer ones of 16 pages under 128 pairs, else of 32 (512 tokens), so a
+# step of 1 x 32K makes 1024 blocks and 16 x 4096 1024; from 2048 pairs one block a
+# (seq, kv head) over the whole context. sm_90a runs paged_decode_streams (a block's warps on
+# different pages, streams.py), the AMD targets paged_decode (a block's warps on different
+# columns, kernels.py)
+TABLE = RoutingTable([route for target in ("sm_90a", "gfx1100") for d in HEAD_SIZES
+                      for route in (
+    _decode_route(d, 8, SPLIT_BELOW - 1, 2048, target),
+    _decode_route(d, 16, FEW_PAIRS - 1, None, target),
+    _decode_route(d, 32, SPLIT_BELOW - 1, None, target),
+    _decode_route(d, WHOLE, None, None, target))])
 COMBINE = tuple(Route("paged_decode_combine", {"D": d, "WARPS": d // 64, "PART_PAGES": pp},
                       targets=TARGETS, sample=(4, 1024)) for d in HEAD_SIZES for pp in PART_SIZES)
 
@@ -69,18 +81,23 @@ def route_for(d: int, pairs: int, context: int, target: str | None) -> Route:
                           "KTILE_TARGET unset); elsewhere gather the pages and call torch")
 
 
-def _combine_route(decode: Route) -> Route:
-    c = decode.constants
-    return next(r for r in COMBINE if r.constants["D"] == c["D"]
-                and r.constants["PART_PAGES"] == c["PART_PAGES"])
-
-
 def _launch(query, key_cache, value_cache, block_tables, seq_lens, scale: float, out) -> None:
+    seqs, _, d = query.shape
+    route = route_for(d, seqs * key_cache.shape[2], block_tables.shape[1] * BLOCK_SIZE,
+                      lib.target_of(query))
+    launch(route.kernel, route.constants, query, key_cache, value_cache, block_tables,
+           seq_lens, scale, out)
+
+
+def launch(kernel: str, constants: dict, query, key_cache, value_cache, block_tables,
+           seq_lens, scale: float, out) -> None:
+    """`kernel` (paged_decode or paged_decode_streams) at `constants`, then, split, the
+    combine at the same PART_PAGES: what a call runs, and what the benchmark's pinned
+    variants (`--constants`) run."""
     seqs, heads, d = query.shape
     kv_heads = key_cache.shape[2]
     pairs, target = seqs * kv_heads, lib.target_of(query)
-    route = route_for(d, pairs, block_tables.shape[1] * BLOCK_SIZE, target)
-    c, dtype = route.constants, lib.kt_dtype(query)
+    c, dtype = constants, lib.kt_dtype(query)
     q = query.view(pairs, heads // kv_heads, d)
     o = out.view(pairs, heads // kv_heads, d)
     k_rows, v_rows = key_cache.view(-1, kv_heads * d), value_cache.view(-1, kv_heads * d)
@@ -89,12 +106,11 @@ def _launch(query, key_cache, value_cache, block_tables, seq_lens, scale: float,
     rows = pairs * parts if c["SPLIT"] else 1
     part_out = query.new_empty((rows, q.shape[1], d), dtype=torch.float32)
     part_stats = query.new_empty((rows, q.shape[1], 2), dtype=torch.float32)
-    run_kernel(OP.kernel(route, dtype), q, k_rows, v_rows, block_tables, lengths, o, part_out,
-               part_stats, scale, target=target, **c)
+    run_kernel(OP.kernels[kernel](dtype), q, k_rows, v_rows, block_tables, lengths, o,
+               part_out, part_stats, scale, target=target, **c)
     if c["SPLIT"]:
-        combine = _combine_route(route)
-        run_kernel(OP.kernel(combine, dtype), part_out, part_stats, lengths, o, target=target,
-                   **combine.constants)
+        run_kernel(OP.kernels["paged_decode_combine"](dtype), part_out, part_stats, lengths, o,
+                   target=target, D=d, WARPS=d // 64, PART_PAGES=c["PART_PAGES"])
 
 
 def _decode(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
@@ -138,6 +154,7 @@ def paged_attention_decode(query: torch.Tensor, key_cache: torch.Tensor,
     return out
 
 
-OP = lib.Op(NAME, {NAME: paged_attention_decode}, kernels.KERNELS, DTYPES, TABLE,
+OP = lib.Op(NAME, {NAME: paged_attention_decode},
+            {**kernels.KERNELS, "paged_decode_streams": streams.paged_decode_streams}, DTYPES, TABLE,
             "ktile.ops.paged_attention.reference", also=COMBINE)
 OPS = [OP]
