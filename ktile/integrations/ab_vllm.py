@@ -210,13 +210,23 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
     return result
 
 
-def routed_everywhere(result: dict) -> bool:
-    """Every route was called in every mode and on every rank (its kernel, reference or the
-    engine's path)."""
+def model_routes(model: str) -> tuple:
+    """The routes a checkpoint's layers call: a MoE model's (every layer sparse) has no dense
+    MLP (no silu_and_mul: the experts' SiLU is inside fused_moe), a dense one no fused_moe."""
     from .vllm import ROUTES
+    with open(os.path.join(model, "config.json")) as f:
+        config = json.load(f)
+    moe = config.get("num_experts", 0) > 0 and not config.get("mlp_only_layers")
+    absent = "silu_and_mul" if moe else "fused_moe"
+    return tuple(route for route in ROUTES if route != absent)
+
+
+def routed_everywhere(result: dict) -> bool:
+    """Every route of the model was called in every mode and on every rank (its kernel,
+    reference or the engine's path)."""
     return all(route in counters and sum(counters[route].values()) > 0
                for ranks in result["counters_by_rank"].values() for counters in ranks
-               for route in ROUTES)
+               for route in model_routes(result["model"]))
 
 
 def table(result: dict) -> str:
@@ -248,6 +258,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="engine-ab vllm", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="one JSON object, last line")
     parser.add_argument("--model", help="a checkpoint folder (default: the tiny Qwen3)")
+    parser.add_argument("--moe", action="store_true",
+                        help="the tiny Qwen3-MoE (vllm_models.py --moe) as the default model")
     parser.add_argument("--tokens", type=int, default=6, help="greedy tokens per prompt")
     parser.add_argument("--modes", default=",".join(MODES), help="eager,compiled")
     parser.add_argument("--no-contract", action="store_true", help="skip the broken arm")
@@ -270,7 +282,7 @@ def main(argv=None) -> int:
                                    args.setup, args.tp)))
         return 0
     from .vllm_models import tiny_model
-    model = args.model or str(tiny_model("qwen3"))
+    model = args.model or str(tiny_model("qwen3-moe" if args.moe else "qwen3"))
     result = compare(model, args.tokens, modes, not args.no_contract,
                      args.setup and _absolute(args.setup), args.tp, args.jobs)
     print(json.dumps(result) if args.json else table(result))

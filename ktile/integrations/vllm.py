@@ -1,16 +1,17 @@
 """ktile inside vLLM (0.32): a `vllm.general_plugins` entry point (`register`) that routes
 RMSNorm (with and without residual), SiLU-and-mul, rotary embedding, the unquantised linear
-method and the KV-cache write to `torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per call
-between ktile's op, its reference (the CPU, above the interpreter's size) and the engine's own
-path (docs/integrations.md, "vLLM").
+method, the KV-cache write and the unquantised fused MoE (SiLU, no bias) to
+`torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per call between ktile's op, its
+reference (the CPU, above the interpreter's size) and the engine's own path
+(docs/integrations.md, "vLLM").
 
 Every hooked method is checked first (`_core.install`): on any mismatch nothing is patched and
 one warning names what moved. `KTILE_VLLM=0` leaves vLLM stock, `KTILE_VLLM_<OP>=0` one route;
 vLLM loads plugins in every process (front end, engine core, workers), possibly several times:
 `register` is idempotent and never raises.
 
-Not routed (ktile.ops has no such op yet): AWQ / other quantised linear methods, fused MoE,
-attention.
+Not routed (ktile.ops has no such op yet): AWQ / other quantised linear methods, quantised or
+biased fused MoE and expert parallelism (they take vLLM's path, counted as fallbacks), attention.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from . import _core
 
 ENGINE = "vllm"
 ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "linear",
-          "kv_cache_write")
+          "kv_cache_write", "fused_moe")
 KTILE_DTYPES = ("torch.bfloat16", "torch.float16", "torch.float32")
 
 _INSTALLED: _core.Installed | None = None

@@ -178,10 +178,73 @@ def _kv_hooks() -> list[Hook]:
                  do_kv_cache_update)]
 
 
+# ---- UnquantizedFusedMoEMethod ----------------------------------------------------------------
+
+MOE_ISA = {"isa": "vec"}        # the CPU experts' prepack ISA, as vLLM chose it (engine path)
+
+
+def _moe_hooks() -> list[Hook]:
+    from vllm.model_executor.layers.fused_moe.unquantized_fused_moe_method import (
+        UnquantizedFusedMoEMethod as Method)
+    stock_load = _keep(Method, "process_weights_after_loading")
+    stock_apply = _keep(Method, "apply")
+
+    def process_weights_after_loading(self, layer):
+        w13, w2 = getattr(layer, "w13_weight", None), getattr(layer, "w2_weight", None)
+        routable = (w13 is not None and w2 is not None and w13.dim() == 3
+                    and w13.dtype in (torch.bfloat16, torch.float16)
+                    and self.moe.is_act_and_mul and not self.moe.has_bias)
+        # the stock path converts the weights to its backend's layout (the CPU prepacks them
+        # in place of the plain ones); ktile reads [E, 2I, H] and [E, H, I] as loaded. Triton
+        # keeps that layout: on a GPU nothing is copied
+        backend = getattr(getattr(self, "unquantized_backend", None), "name", "")
+        plain = (w13.detach().clone(), w2.detach().clone()) \
+            if routable and backend != "TRITON" else None
+        stock_load(self, layer)
+        experts = getattr(getattr(self, "moe_kernel", None), "fused_experts", None)
+        MOE_ISA["isa"] = getattr(experts, "isa", MOE_ISA["isa"])
+        if routable:
+            layer._ktile_moe = plain or (layer.w13_weight, layer.w2_weight)
+
+    def apply(self, layer, x, topk_weights, topk_ids, shared_experts, shared_experts_input):
+        plain = getattr(layer, "_ktile_moe", None)
+        activation = getattr(layer.activation, "value", layer.activation)
+        if (plain is None or not _core.enabled(ENGINE, "fused_moe")
+                or shared_experts is not None or getattr(layer, "expert_map", None) is not None
+                or layer.apply_router_weight_on_input or str(activation).lower() != "silu"
+                or x.dtype != plain[0].dtype or x.shape[-1] != plain[0].shape[2]):
+            _fallback("fused_moe")
+            return stock_apply(self, layer, x, topk_weights, topk_ids, shared_experts,
+                               shared_experts_input)
+        return torch.ops.ktile_vllm.fused_moe(x.contiguous(), plain[0], plain[1],
+                                              topk_weights, topk_ids)
+
+    return [Hook(Method, "process_weights_after_loading", ("self", "layer"),
+                 process_weights_after_loading),
+            Hook(Method, "apply", ("self", "layer", "x", "topk_weights", "topk_ids",
+                                   "shared_experts", "shared_experts_input"), apply)]
+
+
+def engine_fused_moe(x, w13, w2, topk_weights, topk_ids):
+    """vLLM's own fused MoE on plain [E, 2I, H] / [E, H, I] weights: its Triton fused_experts
+    on a GPU; on the CPU its cpu_fused_moe on weights prepacked here (as its CPU experts
+    prepack them at load)."""
+    if x.is_cuda:
+        from vllm.model_executor.layers.fused_moe.fused_moe import fused_experts
+        return fused_experts(x, w13, w2, topk_weights, topk_ids)
+    from vllm import _custom_ops as vops
+    isa = MOE_ISA["isa"]
+    out = torch.empty_like(x)
+    vops.cpu_fused_moe(out, x, vops.cpu_prepack_moe_weight(w13, isa),
+                       vops.cpu_prepack_moe_weight(w2, isa), None, None, topk_weights,
+                       topk_ids, "silu", isa)
+    return out
+
+
 # route -> its hooks; rms_norm and fused_add_rms_norm share RMSNorm's (installed once: `hooks`)
 HOOKS = {"rms_norm": _rms_hooks, "fused_add_rms_norm": _rms_hooks,
          "silu_and_mul": _silu_hooks, "rotary_embedding": _rotary_hooks,
-         "linear": _linear_hooks, "kv_cache_write": _kv_hooks}
+         "linear": _linear_hooks, "kv_cache_write": _kv_hooks, "fused_moe": _moe_hooks}
 
 
 def hooks(routes) -> list[Hook]:
@@ -209,3 +272,4 @@ def register_engine_paths() -> None:
         pos, q, k, head, cache.shape[-1], cache, neox)
     paths["linear"] = torch.nn.functional.linear
     paths["kv_cache_write"] = vllm_ops.reference_kv_write
+    paths["fused_moe"] = engine_fused_moe

@@ -35,7 +35,16 @@ def cases(rows):
                                     rand(256, seed=1), 1e-6)),
             ("silu_and_mul", (rand(rows, 128),)),
             ("rotary_embedding", (pos, rand(rows, 128), rand(rows, 64, seed=3), cache, 64, True)),
-            ("linear", (rand(rows, 64), rand(48, 64, seed=4), None))]
+            ("linear", (rand(rows, 64), rand(48, 64, seed=4), None)),
+            ("fused_moe", (rand(rows, 64), (rand(4, 64, 64, seed=5) / 8).to(BF16),
+                           (rand(4, 64, 32, seed=6) / 6).to(BF16), *moe_routing(rows)))]
+
+
+def moe_routing(rows):
+    """(topk_weights fp32, topk_ids int32) as vLLM's router gives them: top-2 of 4 experts."""
+    g = torch.Generator().manual_seed(7)
+    weights, ids = torch.randn(rows, 4, generator=g).softmax(-1).topk(2)
+    return weights, ids.to(torch.int32)
 
 
 def as_tuple(x):
