@@ -42,7 +42,7 @@ def test_scales_are_applied_not_ignored():
 
 
 @pytest.mark.parametrize("rows,cols,rowwise,bias,bn", [
-    (8192, 4096, False, False, 256), (8192, 4096, True, False, 192),
+    (8192, 4096, False, False, 192), (8192, 4096, True, False, 192),
     (8192, 4096, False, True, 192), (8192, 4096, True, True, 128),
     (512, 6144, False, False, 192), (512, 4096, False, False, 128), (1, 4096, True, False, 128)])
 def test_routes_by_form_and_shape(rows, cols, rowwise, bias, bn):

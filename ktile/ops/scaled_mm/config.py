@@ -1,21 +1,26 @@
 """scaled_mm's routes: `fp8_ws_nt` (kernels.py) on sm_90a at matmul's warp-specialised tile
 widths (matmul/config.py, NT_TILES: the same stage bytes, BK 128 fp8 being BK 64 bf16), one
 set of routes per epilogue form (ROWWISE: per-token / per-channel scales; BIAS: a bias given),
-the form's constants in its routes so that every form the op launches is built and tested:
+the form's constants in its routes so that every form the op launches is built and tested.
+
+Every route promotes (PROMOTE: each 128-wide K block multiplies into fresh wgmma accumulators
+added to fp32 ones, torch._scaled_mm's default precision; kernels.py says why), so the
+consumers hold two 16 x BN fp32 tiles in the K loop (BN registers a lane):
 
 - M 385..512 with N a multiple of 6144: 128 x 192, 5 stages (whole waves of 132 SMs);
 - other M <= WIDE_MIN_M: 128 x 128, 6 stages of 32 KiB;
-- larger M: 128 x 256, 4 stages of 48 KiB, for per-tensor scales without a bias only. The
-  consumers hold the 16 x BN fp32 accumulator (BN / 2 registers a lane) and each column
-  vector of the epilogue (scale_b per channel, fp32: BN / 4; the bias: up to BN / 4 in
-  fp32): at BN 256 either vector takes the budgets pass's estimate to 210 of the 240
-  registers, over its warning line (180), so those forms take 128 x 192 (5 stages), and
-  ROWWISE with a bias 128 x 128 everywhere (at 192: 212).
+- larger M: 128 x 192, 5 stages of 40 KiB; ROWWISE with a bias 128 x 128 (at 192 its
+  epilogue's two column vectors take the budgets pass's estimate to 212 registers).
+  128 x 256 would need 256 registers for the two tiles: it is the fast-accumulation variant
+  only (PROMOTE False, 4 stages: `--constants PROMOTE=0,BN=256,STAGES=4` in
+  benchmarks/matmul_fp8.py), torch's use_fast_accum=True, never routed.
 
-Small M (decode) takes the same tiles: correct at any M (rows past M are zero-filled and
-never stored), not tuned for it. Every route builds with zero spills on sm_90a
-(tests/tier1/test_scaled_mm_build.py). gfx950 has a route per scale form without a bias
-(below); the other AMD targets are refused (op.py): no fp8 MFMA there in ktile.
+At 128 x 192 the budgets pass estimates 200 of the 240 registers live at the promotion's add
+(over its warning line, 180); ptxas 13.0 builds every route with 0 spills
+(tests/tier1/test_scaled_mm_build.py), so op.py traces those routes with that one warning
+silenced. Small M (decode) takes the same tiles: correct at any M (rows past M are
+zero-filled and never stored), not tuned for it. gfx950 has a route per scale form without a
+bias (below); the other AMD targets are refused (op.py): no fp8 MFMA there in ktile.
 """
 from __future__ import annotations
 
@@ -27,33 +32,34 @@ WIDE_MIN_M = 1024
 GROUP_M = 8
 
 
-
 def tile(bn: int, stages: int, rowwise: bool, bias: bool, **fit) -> Route:
     return Route("fp8_ws_nt", {"BN": bn, "STAGES": stages, "GROUP_M": GROUP_M,
-                               "ROWWISE": rowwise, "BIAS": bias}, targets=SM90, **fit)
+                               "ROWWISE": rowwise, "BIAS": bias, "PROMOTE": True},
+                 targets=SM90, **fit)
 
 
 def form_routes(rowwise: bool, bias: bool) -> list[Route]:
     if rowwise and bias:
         return [tile(128, 6, True, True, sample=(300, 300))]
-    wide = (256, 4) if not (rowwise or bias) else (192, 5)
     return [tile(192, 5, rowwise, bias, min_rows=385, max_rows=512, cols_multiple=6144,
                  sample=(400, 6144)),
             tile(128, 6, rowwise, bias, max_rows=WIDE_MIN_M, sample=(300, 300)),
-            tile(*wide, rowwise, bias, sample=(70, 300))]
+            tile(192, 5, rowwise, bias, sample=(70, 300))]
 
 
 # gfx950 (CDNA4: fp8 MFMA from LDS): the same program, every wave playing both roles in turn
 # (no warp specialisation there); 128 x 128 tiles, 3 stages of 32 KiB in its 160 KiB of LDS.
 # Checked by wave emulation and the build's cocheck gate (0 spills), not timed on a GPU.
 # Without a bias only: with one, clang-22 spills 6 SGPRs into VGPR lanes (106 SGPRs; at 2
-# or 3 stages, GROUP_M 1 or 8), which the gate refuses.
+# or 3 stages, GROUP_M 1 or 8), which the gate refuses. PROMOTE False: CDNA's fp8 MFMA
+# accumulates in fp32, as its ISA documents (the reduced-precision adds are wgmma's).
 AMD_FP8 = ("gfx950",)
 
 
 def amd_route(rowwise: bool, bias: bool) -> Route:
     return Route("fp8_ws_nt", {"BN": 128, "STAGES": 3, "GROUP_M": GROUP_M, "ROWWISE": rowwise,
-                               "BIAS": bias}, targets=AMD_FP8, sample=(70, 136))
+                               "BIAS": bias, "PROMOTE": False}, targets=AMD_FP8,
+                 sample=(70, 136))
 
 
 FORMS = [(False, False), (True, False), (False, True), (True, True)]

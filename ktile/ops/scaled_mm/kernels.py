@@ -9,6 +9,14 @@ stage sizes (and the routes' stage counts) are matmul's. The epilogue multiplies
 accumulators by the scales (a row vector of scale_a per token, or its one value; a column
 vector of scale_b per channel, or its one value), adds the bias in fp32 and rounds once.
 
+PROMOTE (two-level accumulation): Hopper's fp8 wgmma adds into its accumulator with fewer
+mantissa bits than fp32 (about 13: the error grows with K, 4 at K 4096 and results near
+1000, measured on the H200); each K block (BK 128: four k32 instructions) then multiplies into
+fresh accumulators that are added to the fp32 ones, as torch._scaled_mm's default
+(use_fast_accum False) and CUTLASS's fp8 mainloop do. It takes a second BN / 2 registers a
+lane, so no 128 x 256 tile. PROMOTE False accumulates the whole of K in the wgmma
+(use_fast_accum True: faster, less precise; the benchmark's variant).
+
 The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
 each (per tensor). BIAS False leaves the bias unread (a call without one); each epilogue
 form has its routes (config.py: the column vectors' registers decide the widest tile). Ragged edges as matmul's: the TMA zero-fills loads past M,
@@ -56,7 +64,8 @@ def fp8_ws_nt(dtype: str):
                             BN: hk.Constexpr[int] = 256, BK: hk.Constexpr[int] = 128,
                             STAGES: hk.Constexpr[int] = 4, GROUP_M: hk.Constexpr[int] = 8,
                             ROWWISE: hk.Constexpr[bool] = False,
-                            BIAS: hk.Constexpr[bool] = True):
+                            BIAS: hk.Constexpr[bool] = True,
+                            PROMOTE: hk.Constexpr[bool] = True):
         m, n = grouped_tile(hk.arch.block_idx.x, hk.cdiv(out.rows, BM), hk.cdiv(out.cols, BN),
                             GROUP_M)
         pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
@@ -69,8 +78,12 @@ def fp8_ws_nt(dtype: str):
 
         @pipe.consumer(warpgroups=2, registers=240)
         def multiply(k, sa, sb, acc):
-            acc += sa @ sb.T                  # this warp's 16 rows of its warpgroup's m64
-            return acc
+            if not PROMOTE:
+                acc += sa @ sb.T              # this warp's 16 rows of its warpgroup's m64
+                return acc
+            block = hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN))
+            block += sa @ sb.T                # the K block in the wgmma's accumulator...
+            return acc + block                # ...promoted into fp32 registers
 
         @pipe.finish
         def store(acc):
