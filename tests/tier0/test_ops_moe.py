@@ -103,6 +103,26 @@ def test_fused_moe_matches_the_chain_reference():
         [True, True, False, False]
 
 
+@pytest.mark.parametrize("tokens", [1, 2])
+def test_the_decode_layout_gives_the_aligned_layouts_bits(tokens, monkeypatch):
+    """One slot per block (align.direct_layout, taken at decode) against the sorted layout:
+    the same bits (each slot's sums run in the same order), and the stages' checks pass."""
+    experts, hidden, inter = 16, 40, 24
+    x = lib.random((tokens, hidden), 3, "bf16")
+    w13 = (lib.random((experts, 2 * inter, hidden), 4, "bf16").float() / 6).bfloat16()
+    w2 = (lib.random((experts, hidden, inter), 6, "bf16").float() / 5).bfloat16()
+    weights, ids = routing(tokens, experts, TOP_K)
+    assert config.direct(tokens, ids.numel(), experts)
+    direct = fused.stages(x, w13, w2, weights, ids.int())
+    monkeypatch.setattr(config, "direct", lambda *shape: False)
+    aligned = fused.stages(x, w13, w2, weights, ids)
+    for name in direct:
+        assert torch.equal(direct[name], aligned[name]), name
+    args = [t.float().numpy() for t in (x, w13, w2)] + [weights.numpy()]
+    found = {k: v.float().numpy() for k, v in direct.items()}
+    assert all(s["ok"] for s in stage_errors(*args, ids.numpy(), found, dtypes.bf16))
+
+
 def test_bad_inputs_name_the_parameter_and_the_fix():
     x, w, weights, ids, layout = gemm_case(3, 16, True)
     gemm = ops.moe_grouped_gemm

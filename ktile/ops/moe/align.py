@@ -68,6 +68,30 @@ def moe_align_block_size(topk_ids: torch.Tensor, num_experts: int, block_m: int)
     return sorted_ids, expert_ids, ends[-1:].to(torch.int32)
 
 
+_DIRECT: dict = {}      # (slots, block_m, device) -> (sorted_ids, num_tokens_post_padded)
+
+
+def direct_layout(topk_ids: torch.Tensor, block_m: int):
+    """A layout of one slot per block (slot b heads block b, the rest padding; expert_ids =
+    topk_ids flattened): no sort, at most one kernel (topk_ids to int32), for the few slots of
+    a decode step. Each block reads its expert's weights, so an expert that two slots share
+    is read twice (fused_moe takes it where that is rare: `config.direct`). The constant
+    arrays are made once per (slots, block_m, device), except inside a CUDA-graph capture
+    (its kernels run only at replay: made fresh there)."""
+    flat = topk_ids.reshape(-1)
+    slots, dev = flat.numel(), flat.device
+    key = (slots, block_m, str(dev))
+    made = _DIRECT.get(key)
+    if made is None:
+        sorted_ids = torch.full((slots, block_m), slots, dtype=torch.int32, device=dev)
+        sorted_ids[:, 0] = torch.arange(slots, dtype=torch.int32, device=dev)
+        made = (sorted_ids.view(-1), torch.full((1,), slots * block_m, dtype=torch.int32,
+                                                device=dev))
+        if not (dev.type == "cuda" and torch.cuda.is_current_stream_capturing()):
+            _DIRECT[key] = made
+    return made[0], flat.to(torch.int32), made[1]
+
+
 def reference(topk_ids, num_experts: int, block_m: int):
     """The layout from its definition, in Python lists (tests compare the op with it)."""
     flat = [int(v) for v in topk_ids.reshape(-1).tolist()]

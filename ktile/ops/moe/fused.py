@@ -1,8 +1,9 @@
 """`ktile.ops.fused_moe(x, w13, w2, topk_weights, topk_ids)`: vLLM's fused_experts (SiLU, no
-bias, no quantisation): align the slots to FUSED_BLOCK_M-slot blocks, h = the grouped GEMM
-with w13 [E, 2I, H] ([tokens, top_k, 2I]), a = silu_and_mul(h) over the slots, y = the
-grouped GEMM of a with w2 [E, H, I] over the slots (top_k 1), each slot scaled by its routed
-weight, and the token's top_k rows of y summed in fp32 (torch) and rounded once."""
+bias, no quantisation): align the slots to FUSED_BLOCK_M-slot blocks (at decode one slot a
+block, `config.direct`: no sort), h = the grouped GEMM with w13 [E, 2I, H] ([tokens, top_k,
+2I]), a = silu_and_mul(h) over the slots, y = the grouped GEMM of a with w2 [E, H, I] over the
+slots (top_k 1), each slot scaled by its routed weight, and the token's top_k rows of y summed
+in fp32 (one torch kernel) and rounded once."""
 from __future__ import annotations
 
 import torch
@@ -10,7 +11,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from . import checks, config
-from .align import moe_align_block_size
+from .align import direct_layout, moe_align_block_size
 
 WEIGHT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -51,7 +52,9 @@ def stages(x, w13, w2, topk_weights, topk_ids) -> dict:
     from ..activations.op import silu_and_mul
     from .op import moe_grouped_gemm
     tokens, top_k = topk_ids.shape
-    layout = moe_align_block_size(topk_ids, w13.shape[0], config.FUSED_BLOCK_M)
+    layout = direct_layout(topk_ids, config.FUSED_BLOCK_M) \
+        if config.direct(tokens, topk_ids.numel(), w13.shape[0]) \
+        else moe_align_block_size(topk_ids, w13.shape[0], config.FUSED_BLOCK_M)
     # every slot is listed (its expert is one of w13's), so every row of h and y is written:
     # no zeros to write first
     h = x.new_empty((tokens, top_k, w13.shape[1]))
@@ -60,6 +63,7 @@ def stages(x, w13, w2, topk_weights, topk_ids) -> dict:
     weights = topk_weights.to(torch.float32).contiguous()
     y = x.new_empty((tokens * top_k, 1, w2.shape[1]))
     moe_grouped_gemm(act, w2, *layout, weights, top_k=1, mul_routed_weight=True, out=y)
-    out = y.view(tokens, top_k, -1).sum(1, dtype=torch.float32).to(x.dtype)
+    # one kernel: a 16-bit sum accumulates in fp32 and rounds once (torch's acc type)
+    out = y.view(tokens, top_k, -1).sum(1)
     return {"h": h.view(tokens * top_k, -1), "act": act, "y": y.view(tokens * top_k, -1),
             "out": out}
