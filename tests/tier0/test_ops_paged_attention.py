@@ -48,6 +48,7 @@ def test_unsplit_route_and_out_and_scale():
     assert err <= tol
 
 
+@pytest.mark.parametrize("kernel", ["paged_decode_streams", "paged_decode_ring"])
 @pytest.mark.parametrize("lengths,heads,kv_heads,d,constants", [
     # a partition of 3 pages under 4 warps of 1-page steps: warp 3 has no page; 2 partitions
     ([37, 0, 1], 8, 2, 64, {"WARPS": 4, "PAGES": 1, "PART_PAGES": 3, "SPLIT": True}),
@@ -58,24 +59,28 @@ def test_unsplit_route_and_out_and_scale():
     # D 128 (traced for sm_90a: gfx1100's 256 VGPRs do not hold a whole head a warp)
     ([70, 300], 8, 1, 128, {"WARPS": 3, "PAGES": 1, "PART_PAGES": 4, "SPLIT": True}),
 ], ids=str)
-def test_streams_kernel_matches_the_reference(monkeypatch, lengths, heads, kv_heads, d,
-                                              constants):
-    """sm_90a's paged_decode_streams (a block's warps on different pages) at pinned constants,
-    run through op.launch as the benchmark's variants are: idle warps, steps crossing the
-    partition's end and the sequence's, stale NaN in unused rows."""
+def test_sm90a_kernels_match_the_reference(monkeypatch, kernel, lengths, heads, kv_heads, d,
+                                           constants):
+    """sm_90a's paged_decode_streams (pages in registers) and paged_decode_ring (pages copied
+    to shared memory two steps ahead; PAGES is the streams kernel's alone) at pinned
+    constants, run through op.launch as the benchmark's variants are: idle warps, steps
+    crossing the partition's end and the sequence's, an odd count of ring steps, stale NaN in
+    unused rows."""
     from ktile.ops.paged_attention.op import launch
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     case = cases.make_case(lengths, heads, kv_heads, d, seed=d + len(lengths))
     out = torch.full_like(case.query, float("nan"))
-    launch("paged_decode_streams", {"D": d, **constants}, *case.args, 0.2, out)
+    if kernel == "paged_decode_ring":
+        constants = {k: v for k, v in constants.items() if k != "PAGES"}
+    launch(kernel, {"D": d, **constants}, *case.args, 0.2, out)
     err, tol = cases.error(case, out, scale=0.2)
     assert err <= tol, (err, tol)
 
 
-def test_sm90a_routes_take_the_streams_kernel():
+def test_sm90a_routes_take_the_ring_kernel():
     for pairs, context in ((8, 32768), (128, 4096), (2048, 512)):
         for d in (64, 128):
-            assert route_for(d, pairs, context, "sm_90a").kernel == "paged_decode_streams"
+            assert route_for(d, pairs, context, "sm_90a").kernel == "paged_decode_ring"
             assert route_for(d, pairs, context, "gfx1100").kernel == "paged_decode"
 
 

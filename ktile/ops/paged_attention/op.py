@@ -23,7 +23,7 @@ from ...errors import InputError
 from .. import _library as lib
 from .._library import Route, RoutingTable
 from ..elementwise.launch import run_kernel
-from . import kernels, streams
+from . import kernels, ring, streams
 from .checks import BLOCK_SIZE, DTYPES, HEAD_SIZES, NAME, check, check_scale
 TARGETS = ("sm_90a", "gfx1100", "gfx1201")
 WHOLE = 1 << 20        # PART_PAGES past any table: one partition, no combine
@@ -34,16 +34,20 @@ SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 
 FEW_PAIRS = 128        # under it, long contexts take smaller partitions (more blocks)
 PART_SIZES = (8, 16, 32)
 AMD = ("gfx1100", "gfx1201")
-# sm_90a's paged_decode_streams: 4 warps, steps of PAGES pages a warp (D 128 at 2 pages passes
-# 255 registers: ptxas gives 1 page 255, D 64 at 2 pages 168, at 4 pages 248)
-STREAMS = {64: {"WARPS": 4, "PAGES": 2}, 128: {"WARPS": 4, "PAGES": 1}}
+# sm_90a's kernels: paged_decode_ring (routed: pages copied to shared memory two steps ahead,
+# ring.py) and paged_decode_streams (the benchmark's variant: pages in registers, streams.py),
+# at these constants unless a variant says otherwise. Registers by ptxas 13 (bf16, split):
+# ring 249 at D 128, 123 at D 64; streams 255 at D 128 PAGES 1, 168 at D 64 PAGES 2
+SM90 = {"paged_decode_ring": {64: {"WARPS": 4}, 128: {"WARPS": 4}},
+        "paged_decode_streams": {64: {"WARPS": 4, "PAGES": 2}, 128: {"WARPS": 4, "PAGES": 1}}}
+SM90_KERNEL = "paged_decode_ring"
 
 
 def _decode_route(d: int, part_pages: int, max_pairs: int | None,
                   max_cols: int | None, target: str) -> Route:
     split = {"PART_PAGES": part_pages, "SPLIT": part_pages != WHOLE}
     if target == "sm_90a":
-        return Route("paged_decode_streams", {"D": d, **STREAMS[d], **split}, max_rows=max_pairs,
+        return Route(SM90_KERNEL, {"D": d, **SM90[SM90_KERNEL][d], **split}, max_rows=max_pairs,
                      max_cols=max_cols, targets=("sm_90a",), sample=(4, 1024))
     return Route("paged_decode", {"D": d, "WARPS": d // 64, **split},
                  max_rows=max_pairs, max_cols=max_cols, targets=AMD, sample=(4, 1024))
@@ -52,9 +56,9 @@ def _decode_route(d: int, part_pages: int, max_pairs: int | None,
 # per target and head size, under 2048 pairs: contexts up to 2048 tokens in partitions of 8
 # pages (128 tokens); longer ones of 16 pages under 128 pairs, else of 32 (512 tokens), so a
 # step of 1 x 32K makes 1024 blocks and 16 x 4096 1024; from 2048 pairs one block a
-# (seq, kv head) over the whole context. sm_90a runs paged_decode_streams (a block's warps on
-# different pages, streams.py), the AMD targets paged_decode (a block's warps on different
-# columns, kernels.py)
+# (seq, kv head) over the whole context. sm_90a runs paged_decode_ring (a block's warps on
+# different pages, ring.py), the AMD targets paged_decode (a block's warps on different
+# columns, kernels.py: a whole head a warp passes gfx1100's 256 VGPRs)
 TABLE = RoutingTable([route for target in ("sm_90a", "gfx1100") for d in HEAD_SIZES
                       for route in (
     _decode_route(d, 8, SPLIT_BELOW - 1, 2048, target),
@@ -91,7 +95,7 @@ def _launch(query, key_cache, value_cache, block_tables, seq_lens, scale: float,
 
 def launch(kernel: str, constants: dict, query, key_cache, value_cache, block_tables,
            seq_lens, scale: float, out) -> None:
-    """`kernel` (paged_decode or paged_decode_streams) at `constants`, then, split, the
+    """`kernel` (paged_decode, paged_decode_streams or paged_decode_ring) at `constants`, then, split, the
     combine at the same PART_PAGES: what a call runs, and what the benchmark's pinned
     variants (`--constants`) run."""
     seqs, heads, d = query.shape
@@ -155,6 +159,7 @@ def paged_attention_decode(query: torch.Tensor, key_cache: torch.Tensor,
 
 
 OP = lib.Op(NAME, {NAME: paged_attention_decode},
-            {**kernels.KERNELS, "paged_decode_streams": streams.paged_decode_streams}, DTYPES, TABLE,
+            {**kernels.KERNELS, "paged_decode_streams": streams.paged_decode_streams,
+             "paged_decode_ring": ring.paged_decode_ring}, DTYPES, TABLE,
             "ktile.ops.paged_attention.reference", also=COMBINE)
 OPS = [OP]

@@ -1,0 +1,124 @@
+"""`paged_decode_ring`: paged decode attention (issue #12) whose pages reach shared memory by
+asynchronous block copies two steps ahead, so the bytes in flight do not cost registers (the
+limit of streams.py's `paged_decode_streams`, whose K and V in flight are register tiles).
+
+A block per (partition, 16-head chunk, seq · kv head), as the other forms (same layout, same
+partials, the same `paged_decode_combine`). A step is WARPS consecutive pages, one a warp; its
+K and V pages (16 x D tiles) are copied by the whole block (`hk.group.load`: cp.async or TMA,
+16-byte chunks) into one of two stages of shared tiles, two steps before the step runs: the
+step at hand waits for its stage, each warp reads its page into registers (K, then V once K is
+dead), the block meets, the copies of the step two ahead go into the stage just read, and the
+softmax and P·V run while two steps of copies fly. A page past the partition's (or the
+sequence's) last is copied from the block past the cache's end: the copy zero-fills with no
+memory traffic, and its tokens are masked. Tokens at or past the limit (seq_len, or the
+partition's end) are -inf and their V rows zero (a stale NaN in the last page never reaches
+P·V). The warps' (m, l, O) are folded once after the loop (`hk.group.max`, `hk.group.sum`: a
+fixed tree, the same bits every run) and warp 0 stores.
+
+Shared memory: 2 stages x WARPS pages x (K + V) x 16 x D x 2 bytes (WARPS 4, D 128: 64 KiB a
+block) plus `hk.group.sum`'s scratch."""
+# no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
+import functools
+
+import ktile as hk
+
+from .kernels import FLOOR
+from .streams import SHAPES, _page_values
+
+
+@functools.cache
+def paged_decode_ring(dtype: str):
+    DT = getattr(hk, dtype)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.block_tables.cols, p.PART_PAGES),
+                               hk.cdiv(p.q.rows, 16), p.q.depth),
+               warps="WARPS", requires=SHAPES[:-1])
+    def paged_decode_ring(q: hk.Tensor[DT], k_cache: hk.Tensor[DT], v_cache: hk.Tensor[DT],
+                          block_tables: hk.Tensor[hk.i32], seq_lens: hk.Tensor[hk.i32],
+                          out: hk.Tensor[DT], part_out: hk.Tensor[hk.fp32],
+                          part_stats: hk.Tensor[hk.fp32], scale: float, *,
+                          D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 4,
+                          PART_PAGES: hk.Constexpr[int] = 1 << 20,
+                          SPLIT: hk.Constexpr[bool] = False):
+        part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
+        warp = hk.arch.warp_id
+        kv_heads = k_cache.cols // D
+        seq, kv_head = row // kv_heads, row % kv_heads
+        seq_len = hk.load_scalar(seq_lens, 0, seq)
+        first = part * PART_PAGES
+        pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
+                           first + PART_PAGES)            # a length past the table: cut
+        limit = hk.minimum(seq_len, pages * 16)           # tokens at or past it do not count
+        steps = hk.cdiv(hk.maximum(pages - first, 0), WARPS)
+        keys = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(2)]
+        values = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(2)]
+
+        m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
+        l = hk.zeros(hk.RV(hk.fp32, 16))
+        acc = hk.zeros(hk.RT(hk.fp32, 16, D))
+        where = (k_cache, v_cache, block_tables, seq, kv_head, first, pages, WARPS)
+        _fill(keys[0], values[0], 0, *where)
+        _fill(keys[1], values[1], 1, *where)
+        qt = q[hk.tile_coord(0, row, chunk, 0)].load(hk.RT(DT, 16, D))
+        for pair in range(0, steps, 2):
+            for stage in range(2):
+                step = pair + stage
+                hk.wait_for(*keys[stage], *values[stage])
+                hk.barrier()
+                kt = keys[stage][warp].load(hk.RT(DT, 16, D))
+                hk.wait_for(kt)
+                s = hk.zeros(hk.RT(hk.fp32, 16, 16))
+                s += qt @ kt.T
+                page = first + step * WARPS + warp
+                vt = _page_values_shared(values[stage][warp], limit, page * 16, D, DT)
+                hk.barrier()                   # every warp has read the stage: refill it
+                _fill(keys[stage], values[stage], step + 2, *where)
+                token = hk.iota(hk.RT(hk.i32, 16, 16), "col") + page * 16
+                s = hk.where(token >= limit, float("-inf"), s * scale)
+                new_max = hk.maximum(m, hk.row_max(s))
+                p = hk.exp(s - new_max)
+                rescale = hk.exp(m - new_max)
+                l = l * rescale + hk.row_sum(p)
+                acc = acc * rescale
+                acc += p.to(DT) @ vt
+                m = new_max
+        # the last two fills were of steps past the end (zero fills, no memory traffic)
+        hk.wait_for(*keys[0], *values[0], *keys[1], *values[1])
+        if WARPS > 1:                  # the warps' pages folded once: a fixed order
+            top = hk.group.max(m)
+            factor = hk.exp(m - top)
+            l = hk.group.sum(l * factor)
+            acc = hk.group.sum(acc * factor)
+            m = top
+        if warp == 0:
+            if SPLIT:
+                parts = part_out.depth // q.depth
+                part_out[hk.tile_coord(0, row * parts + part, chunk, 0)] = acc
+                stats = hk.zeros(hk.RT(hk.fp32, 16, 16))
+                which = hk.iota(hk.RT(hk.i32, 16, 16), "col")
+                part_stats[hk.tile_coord(0, row * parts + part, chunk, 0)] = \
+                    hk.where(which == 0, stats + m, stats + l)
+            else:
+                out[hk.tile_coord(0, row, chunk, 0)] = (acc / hk.maximum(l, 1e-30)).to(DT)
+    return paged_decode_ring
+
+
+def _fill(keys, values, step, k_cache, v_cache, block_tables, seq, kv_head, first, pages,
+          WARPS):
+    """The block copies step `step`'s pages into one stage's tiles (a page past the last: the
+    block past the cache's end, zeros and no memory traffic)."""
+    nowhere = k_cache.rows // 16
+    for w in range(WARPS):
+        page = first + step * WARPS + w
+        block = hk.load_scalar(block_tables, seq, page)
+        at = hk.tile_coord(0, 0, hk.where(page < pages, block, nowhere), kv_head)
+        hk.group.load(keys[w], k_cache[at])
+        hk.group.load(values[w], v_cache[at])
+
+
+def _page_values_shared(tile, limit, first_token, D, DT):
+    """V of one page from its shared tile (col layout), rows at or past `limit` zeroed."""
+    vt = tile.load(hk.RT(DT, 16, D, "col"))
+    hk.wait_for(vt)
+    row = hk.iota(hk.RT(DT, 16, D, "col"), "row")
+    return hk.where(row < hk.to_float(limit - first_token), vt, 0.0)
