@@ -29,20 +29,21 @@ from . import prefill_amd, prefill_ws
 NAME = "scaled_dot_product_attention"
 DTYPES = ("bf16", "fp16")
 HEAD_DIMS = (64, 128)
-# AMD (prefill_amd.py, docs/attention.md "AMD"): K and Vᵀ tiles of 32 keys double-buffered in
-# LDS (64 keys spill SGPRs on gfx950); CDNA 2 waves of 32 query rows, RDNA 4 of 16 (wave32
-# holds half the registers a row); gfx1100 at D 128 reads Q from LDS (in registers it spills:
-# WMMA operands are replicated across half-waves)
+# AMD (prefill_amd.py, docs/attention.md "AMD"): K and Vᵀ tiles double-buffered in LDS, 32
+# keys (64 spill SGPRs on gfx950); CDNA 2 waves of 32 query rows, RDNA 4 of 16 (wave32 holds
+# half the registers a row); gfx1100 at D 128 reads Q from LDS and takes 16 keys on 2 waves
+# (otherwise it spills: WMMA operands are replicated across half-waves)
 AMD_TARGETS = ("gfx950", "gfx942", "gfx1100", "gfx1201")
+AMD_SHAPES = [  # D, BK, ROWS, WARPS, Q_LDS, targets
+    (64, 32, 32, 2, False, ("gfx950", "gfx942")),
+    (128, 32, 32, 2, False, ("gfx950", "gfx942")),
+    (64, 32, 16, 4, False, ("gfx1100", "gfx1201")),
+    (128, 32, 16, 4, False, ("gfx1201",)),
+    (128, 16, 16, 2, True, ("gfx1100",))]
 AMD_ROUTES = [
-    Route("attention_amd", {"D": d, "BK": 32, "ROWS": rows, "WARPS": warps, "CAUSAL": causal,
+    Route("attention_amd", {"D": d, "BK": bk, "ROWS": rows, "WARPS": warps, "CAUSAL": causal,
                             "Q_LDS": q_lds}, targets=targets, sample=(64, d))
-    for d, rows, warps, q_lds, targets in ((64, 32, 2, False, ("gfx950", "gfx942")),
-                                           (128, 32, 2, False, ("gfx950", "gfx942")),
-                                           (64, 16, 4, False, ("gfx1100", "gfx1201")),
-                                           (128, 16, 4, False, ("gfx1201",)),
-                                           (128, 16, 4, True, ("gfx1100",)))
-    for causal in (False, True)]
+    for d, bk, rows, warps, q_lds, targets in AMD_SHAPES for causal in (False, True)]
 # 3 stages: a stage is released one step late (step k's P·V wgmma reads its Vᵀ until step
 # k+1's wait: docs/pipelines.md, "Release"), so with 2 the producer could not load step k+1
 # while the consumers compute step k; 3 overlaps one copy with each step (96 KiB at D 128)
