@@ -2,8 +2,8 @@
 (issue #12): the op routes gfx950 and gfx1100 to `attention_amd` (ktile/ops/attention/
 prefill_amd.py: K and Vᵀ tiles double-buffered in LDS, the masks outside the steady-state
 loop), which matches the float64 reference at ragged lengths (L and S no multiple of the
-64-row block or the 32-key tile), causal and not, GQA, L != S, D 64 and 128, bf16 and fp16.
-Each case reaches the steady-state loop (S ≥ 64: a pair of unmasked tiles) and the tail."""
+block's rows or the key tile), causal and not, GQA, L != S, D 64 and 128, bf16 and fp16.
+Each case reaches the steady-state loop (a pair of unmasked key tiles) and the tail."""
 import numpy as np
 import pytest
 import torch
