@@ -1,7 +1,7 @@
 """benchmarks/moe.py on the CPU interpreter at a small MoE layer, its timer faked: every
-candidate (ktile, ktile at other constants, the per-expert loop, torch's gather-bmm) is
-checked against the float64 reference before it is timed, and a wrong ktile result is marked
-and never timed."""
+candidate (ktile, ktile with the sorted layout, ktile at other constants, the per-expert loop,
+torch's gather-bmm) is checked against the float64 reference before it is timed, a wrong
+ktile result is marked and never timed, and a candidate that raises is reported, not timed."""
 import argparse
 import os
 import sys
@@ -38,12 +38,13 @@ def args(check_only=False, constants=()):
 def test_every_candidate_is_checked_then_timed(small):
     row = bench.measure(torch, 5, args(constants=["BN=32,UNROLL=2"]))
     assert row["correct"]
-    assert set(row["error"]) == {"ktile", "cublas loop", "torch gather", "ktile BN=32,UNROLL=2"}
+    assert set(row["error"]) == {"ktile", "ktile sorted", "cublas loop", "torch gather",
+                                 "ktile BN=32,UNROLL=2"}
     for name, error in row["error"].items():
         assert error <= row["tolerance"], (name, error)
-    assert set(row["ms"]) == {"ktile", "ktile gemm1", "cublas loop", "torch gather",
-                              "ktile BN=32,UNROLL=2"}
-    assert row["speedup_vs_loop"] == 1.0
+    assert set(row["ms"]) == {"ktile", "ktile sorted", "ktile gemm1", "cublas loop",
+                              "torch gather", "ktile BN=32,UNROLL=2"}
+    assert row["speedup_vs_loop"] == 1.0 and row["speedup_vs_best_other"] == 1.0
 
 
 def test_a_wrong_result_is_not_timed(small, monkeypatch):
@@ -53,3 +54,12 @@ def test_a_wrong_result_is_not_timed(small, monkeypatch):
     row = bench.measure(torch, 5, args())
     assert not row["correct"]
     assert not {"ktile", "ktile gemm1"} & set(row["ms"]) and "cublas loop" in row["ms"]
+
+
+def test_a_candidate_that_raises_is_reported_not_timed(small, monkeypatch):
+    def broken(torch, case):
+        raise RuntimeError("no kernel for this shape")
+    monkeypatch.setattr(bench, "torch_gather", broken)
+    row = bench.measure(torch, 2, args())
+    assert row["correct"] and "torch gather" not in row["ms"] and "ktile" in row["ms"]
+    assert "no kernel" in row["failed"]["torch gather"]
