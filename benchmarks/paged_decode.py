@@ -5,6 +5,9 @@ one process (issue #12).
     python3 benchmarks/paged_decode.py --quick --json OUT.json    # ~30 s of timing + builds
     python3 benchmarks/paged_decode.py --json OUT.json            # the whole sweep
     python3 benchmarks/paged_decode.py --check-only               # correctness only
+    python3 benchmarks/paged_decode.py --quick --constants WARPS=8 \
+        --constants KERNEL=streams --constants D128:PART_PAGES=64 --json OUT.json
+                                    # also the kernels at pinned constants, beside the route
 
 Cases: requests {1, 4, 16, 64, 256} x context {512, 4096, 32768} at GQA 32 query / 8 kv heads,
 head size 128, bf16, every request at the full context (combinations whose K and V pass 8 GiB
@@ -18,6 +21,13 @@ Bytes: the K and V of every request's context (what a decode step must read; the
 output are under 0.1% and not counted). GB/s = bytes / time; the copy's GB/s counts its read
 and its write (2 x bytes / time), so "% of copy" is the share of the device's copy bandwidth
 with which the kernel reads the cache. Exit code 1 when a result was wrong, 2 without a GPU.
+
+`--constants [D64:]NAME=V,...` (repeatable) also times the decode kernel and its combine at
+the route's constants with these overridden (op.launch, what a call runs), each checked
+against torch first; a `D` prefix limits it to that head size. KERNEL=ring, streams or
+paged picks paged_decode_ring, paged_decode_streams or paged_decode (kernels.py's
+column-split form, the AMD route) at op.SM90's constants (paged: WARPS D / 64);
+PART_PAGES=0 runs one partition a (seq, kv head) (unsplit).
 """
 from __future__ import annotations
 
@@ -48,6 +58,46 @@ def cases(quick: bool) -> list[dict]:
     return rows + [{"requests": 16, "context": 4096, "d": 64}]
 
 
+KERNELS = {"ring": "paged_decode_ring", "streams": "paged_decode_streams",
+           "paged": "paged_decode"}
+
+
+def parse_constants(spec: str) -> tuple[int | None, str | None, dict]:
+    """`[D64:]NAME=V,...` -> (the head size it is for or None, the kernel KERNEL names or None,
+    {NAME: int})."""
+    d = None
+    if ":" in spec:
+        head, spec = spec.split(":", 1)
+        d = int(head.lstrip("Dd"))
+    pairs = dict(kv.split("=", 1) for kv in spec.split(","))
+    kernel = pairs.pop("KERNEL", None)
+    if kernel is not None and kernel not in KERNELS:
+        raise SystemExit(f"--constants {spec}: KERNEL must be one of {sorted(KERNELS)}")
+    unknown = set(pairs) - {"WARPS", "PAGES", "PART_PAGES"}
+    if unknown:
+        raise SystemExit(f"--constants {spec}: {sorted(unknown)} are no constants of the "
+                         f"decode kernels; give WARPS, PAGES (streams), PART_PAGES or KERNEL")
+    return d, kernel and KERNELS[kernel], {k: int(v) for k, v in pairs.items()}
+
+
+def variant(route, d: int, kernel: str | None, override: dict) -> tuple[str, dict]:
+    """(kernel, constants): the route's, with `kernel`'s own constants where it names
+    another, then `override` (PART_PAGES 0: unsplit)."""
+    from ktile.ops.paged_attention import op
+    c = dict(route.constants)
+    kernel = kernel or route.kernel
+    if kernel != route.kernel:
+        own = {"WARPS": d // 64} if kernel == "paged_decode" else op.SM90[kernel][d]
+        c = {"D": d, **own, "PART_PAGES": c["PART_PAGES"], "SPLIT": c["SPLIT"]}
+    c.update(override)
+    if c["PART_PAGES"] in (0, op.WHOLE):
+        c["PART_PAGES"] = op.WHOLE
+    c["SPLIT"] = c["PART_PAGES"] != op.WHOLE
+    if kernel == "paged_decode_ring":
+        c.pop("PAGES", None)
+    return kernel, c
+
+
 def triton_decode():
     """The Triton baseline's launcher, or None where triton is missing."""
     try:
@@ -67,10 +117,13 @@ def check(torch, fn, case, want, tol) -> dict:
     return {"max_error": err, "correct": bool(err <= tol)}
 
 
-def run_case(torch, spec: dict, check_only: bool, device: str = "cuda", timer=None) -> dict:
-    """One case: checked (ktile, Triton against torch), then timed unless `check_only`."""
+def run_case(torch, spec: dict, check_only: bool, device: str = "cuda", timer=None,
+             extra=()) -> dict:
+    """One case: checked (ktile, Triton, and each `extra` variant against torch), then timed
+    unless `check_only`."""
     import ktile.ops
-    from ktile.ops.paged_attention import cases as paged
+    from ktile.ops import _library as lib
+    from ktile.ops.paged_attention import cases as paged, op
     r, c, d = spec["requests"], spec["context"], spec["d"]
     case = paged.make_case([c] * r, HEADS, KV_HEADS, d, device=device, seed=r + c)
     want = paged.torch_reference(case)
@@ -80,6 +133,23 @@ def run_case(torch, spec: dict, check_only: bool, device: str = "cuda", timer=No
            "ktile": check(torch, ktile_fn, case, want, tol)}
     if triton_fn is not None:
         row["triton"] = check(torch, triton_fn, case, want, tol)
+    route = op.route_for(d, r * KV_HEADS, case.block_tables.shape[1] * 16,
+                         lib.target_of(case.query))
+    row["route"] = {"kernel": route.kernel, **route.constants}
+    variants = {}
+    for text in extra:
+        for_d, kernel, override = parse_constants(text)
+        if for_d not in (None, d):
+            continue
+        kernel, constants = variant(route, d, kernel, override)
+
+        def run(*args, kernel=kernel, constants=constants):   # args: the case's, as ktile's
+            out = torch.empty_like(args[0])
+            op.launch(kernel, constants, *args, d ** -0.5, out)
+            return out
+        variants[f"constants:{text}"] = lambda run=run: run(*case.args)
+        row[f"constants:{text}"] = {"kernel": kernel, "constants": constants,
+                                    **check(torch, run, case, want, tol)}
     if check_only:
         return row
     if timer is None:
@@ -90,15 +160,20 @@ def run_case(torch, spec: dict, check_only: bool, device: str = "cuda", timer=No
     for name, fn in (("ktile", ktile_fn), ("triton", triton_fn)):
         if fn is not None and row[name]["correct"]:
             timed[name] = (lambda f: lambda: f(*case.args))(fn)
+    for name, fn in variants.items():
+        if row[name]["correct"]:
+            timed[name] = fn
     for name, fn in timed.items():
         t = timer(fn)
         moved = 2 * row["bytes"] if name == "copy" else row["bytes"]
         row.setdefault(name, {}).update({**t.as_dict(), "us": t.ms * 1e3,
                                          "gbps": moved / t.ms / 1e6})
     del src, dst
-    for name in ("ktile", "triton"):
+    for name in ("ktile", "triton", *variants):
         if "gbps" in row.get(name, {}):
             row[name]["pct_of_copy"] = 100 * row[name]["gbps"] / row["copy"]["gbps"]
+            if "us" in row.get("triton", {}):
+                row[name]["speed_vs_triton"] = row["triton"]["us"] / row[name]["us"]
     if "us" in row["ktile"] and "us" in row.get("triton", {}):
         row["speedup_vs_triton"] = row["triton"]["us"] / row["ktile"]["us"]
     return row
@@ -110,6 +185,19 @@ def verdict(result: dict) -> str:
         return f"ERROR {result['error']}"
     word = "ok" if result["correct"] else "WRONG"
     return f"max err {result['max_error']:.4f} {word}"
+
+
+def show_variants(row: dict) -> list[str]:
+    """A line per `--constants` variant of the row."""
+    lines = []
+    for name, v in row.items():
+        if not name.startswith("constants:"):
+            continue
+        shown = (f"{v['us']:9.1f} us {v['gbps']:7.0f} GB/s {v['pct_of_copy']:5.1f}% of copy"
+                 + (f", {v['speed_vs_triton']:.2f}x triton" if "speed_vs_triton" in v else "")
+                 if "us" in v else verdict(v))
+        lines.append(f"    {v['kernel']} {v['constants']}: {shown}")
+    return lines
 
 
 def show(row: dict) -> str:
@@ -133,11 +221,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help=f"only {QUICK} and the d 64 point")
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
     p.add_argument("--json", metavar="PATH", help="write the rows as JSON to PATH")
+    p.add_argument("--constants", action="append", default=[], metavar="[D64:]NAME=V,...",
+                   help="also time the decode kernel at the route's constants with these "
+                        "overridden (repeatable; KERNEL=ring|streams|paged picks the kernel; "
+                        "a D prefix limits it to that head size)")
     return p
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    for text in args.constants:          # a bad spec is refused before anything runs
+        parse_constants(text)
     import torch
     if not torch.cuda.is_available():
         print("benchmarks/paged_decode.py needs a CUDA GPU", file=sys.stderr)
@@ -145,11 +239,14 @@ def main(argv=None) -> int:
     rows, wrong = [], False
     for spec in cases(args.quick):
         start = time.time()
-        row = run_case(torch, spec, args.check_only)
+        row = run_case(torch, spec, args.check_only, extra=args.constants)
         row["wall_s"] = round(time.time() - start, 1)
         rows.append(row)
         wrong |= not row["ktile"]["correct"] or not row.get("triton", {"correct": True})["correct"]
-        print(show(row), flush=True)
+        wrong |= any(not v["correct"] for k, v in row.items() if k.startswith("constants:"))
+        print(show(row), f"[{row['route']['kernel']} {row['wall_s']} s]", flush=True)
+        for line in show_variants(row):
+            print(line, flush=True)
         torch.cuda.empty_cache()
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

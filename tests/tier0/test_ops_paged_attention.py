@@ -139,7 +139,15 @@ def test_benchmark_case_checks_then_times(monkeypatch):
     spec.loader.exec_module(bench)
     monkeypatch.setattr(bench, "triton_decode", lambda: None)
     timer = lambda fn: (fn(), Timing(0.01, 0.0, 1))[1]       # noqa: E731
-    row = bench.run_case(torch, {"requests": 2, "context": 40, "d": 64}, False, "cpu", timer)
+    row = bench.run_case(torch, {"requests": 2, "context": 40, "d": 64}, False, "cpu", timer,
+                         extra=["KERNEL=ring,WARPS=2,PART_PAGES=0", "D128:WARPS=8"])
     assert row["ktile"]["correct"] and row["ktile"]["max_error"] <= row["tolerance"]
     assert row["ktile"]["pct_of_copy"] == pytest.approx(50.0)
     assert "ktile" in bench.show(row)
+    ring = row["constants:KERNEL=ring,WARPS=2,PART_PAGES=0"]      # checked, then timed
+    assert ring["kernel"] == "paged_decode_ring" and ring["correct"] and "us" in ring
+    assert ring["constants"] == {"D": 64, "WARPS": 2, "PART_PAGES": 1 << 20, "SPLIT": False}
+    assert "constants:D128:WARPS=8" not in row                  # for head size 128 only
+    assert "paged_decode_ring" in bench.show_variants(row)[0]
+    with pytest.raises(SystemExit, match="BK"):
+        bench.parse_constants("BK=64")
