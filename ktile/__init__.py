@@ -48,6 +48,8 @@ _LAZY.update({"targets": "ktile.targets", "interpret": "ktile.interpret",
               "torch_op": "ktile.runtime.torch_op"})
 _LAZY["pipeline"] = "ktile.lang.pipeline"   # hk.pipeline: warpgroup roles over shared stages
 _LAZY["load_scalar"] = "ktile.lang.scalar_load"   # one element of a global as a scalar
+_LAZY.update({name: "ktile.lang.named_barriers" for name in (   # bar.sync / bar.arrive
+    "bar_sync", "bar_arrive")})
 _LAZY["ops"] = "ktile.ops"   # `import ktile; ktile.ops.rms_norm(...)`: torch loads on first use
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .lower_compute import COMPUTE_LOWERINGS
 from .lower_control import CONTROL_LOWERINGS
 from .lower_memory import MEMORY_LOWERINGS
+from .lower_named_barrier import NAMED_BARRIER_LOWERINGS
 from .lower_pipeline import PIPELINE_LOWERINGS
 from .lower_scalar_load import SCALAR_LOAD_LOWERINGS
 from .lower_scalars import SCALAR_LOWERINGS
@@ -20,4 +21,5 @@ LOWERINGS = {
     **CONTROL_LOWERINGS,
     **PIPELINE_LOWERINGS,
     **SCALAR_LOAD_LOWERINGS,
+    **NAMED_BARRIER_LOWERINGS,
 }

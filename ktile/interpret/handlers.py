@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import (ops_control, ops_elementwise, ops_memory, ops_pipeline, ops_scalar, ops_shared,
                ops_tile)
+from .ops_named_barrier import HANDLERS as NAMED_BARRIER_HANDLERS
 from .ops_scalar_load import HANDLERS as SCALAR_LOAD_HANDLERS
 
 HANDLERS = {
@@ -13,5 +14,6 @@ HANDLERS = {
     **ops_tile.HANDLERS,
     **ops_pipeline.HANDLERS,
     **SCALAR_LOAD_HANDLERS,
+    **NAMED_BARRIER_HANDLERS,
     **ops_shared.HANDLERS,   # last: sub-tile stores and tile reductions, delegating the rest
 }

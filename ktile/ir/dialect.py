@@ -7,11 +7,12 @@ from xdsl.context import Context
 from xdsl.ir import Dialect
 
 from .ops import OPS
+from .ops_named_barrier import NAMED_BARRIER_OPS
 from .ops_pipeline import PIPELINE_OPS
 from .ops_scalar_load import SCALAR_LOAD_OPS
 from .types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 
-KT = Dialect("kt", OPS + PIPELINE_OPS + SCALAR_LOAD_OPS, [GlobalType, RegTileType, SharedTileType, RegVecType, SharedVecType])
+KT = Dialect("kt", OPS + PIPELINE_OPS + SCALAR_LOAD_OPS + NAMED_BARRIER_OPS, [GlobalType, RegTileType, SharedTileType, RegVecType, SharedVecType])
 
 
 def make_context() -> Context:

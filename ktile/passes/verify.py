@@ -26,6 +26,7 @@ from ..ir.query import error_at, kernel_func, loc_of, verify_module, warps
 from ..ir.types import GlobalType, RegTileType, RegVecType, SharedTileType, SharedVecType
 from ..targets.base import Target
 from .common import STRUCTURED, OpIndex, line_of, op_words, target_of
+from .named_barriers import check_named_barriers
 
 WORKGROUP_OPS = (kt.BarrierOp, kt.CopyAsyncOp, kt.BlockReduceOp, kt.AllocOp, kt.MmaSharedOp)
 WORKGROUP_CLASSES = frozenset(WORKGROUP_OPS)
@@ -63,6 +64,7 @@ class Verify(ModulePass):
         check_block_size(fn, warps(op), target)
         check_dtypes(fn, target, index)
         check_uniform_control(fn, index)
+        check_named_barriers(fn, warps(op), target, index)
         for mma in index.of(kt.MmaSharedOp):
             check_mma_shared_shape(mma)
             check_mma_shared_kn(mma, target, warps(op))

@@ -30,5 +30,6 @@
 #include "ktile/nvidia/hopper/mma_shared.hpp"       // mma_ABt_shared: B from a shared tile (wgmma)
 #include "ktile/nvidia/hopper/mma_shared_kn.hpp"    // mma_AB_shared: B held K×N in shared (wgmma trans-b)
 #include "ktile/nvidia/hopper/pipeline.hpp"         // warpgroup roles over mbarrier stages, setmaxnreg
+#include "ktile/nvidia/hopper/named_barrier.hpp"    // bar.sync / bar.arrive: warpgroups taking turns
 #include "ktile/nvidia/hopper/rand.hpp"             // Philox-4x32-10, tl.rand's draws
 #include "ktile/common/scalar_load.hpp"            // load_scalar: one element as a scalar
