@@ -141,6 +141,8 @@ FUNCTIONS: tuple[Function, ...] = (
     _float_unary("log2", lambda np, x: np.log2(x)),
     _float_unary("sqrt", lambda np, x: np.sqrt(x)),
     _float_unary("rsqrt", lambda np, x: 1 / np.sqrt(x)),   # two IEEE roundings
+    _float_unary("rsqrt_fast", lambda np, x: 1 / np.sqrt(x)),   # the targets: the hardware's
+                 # approximate 1/sqrt, within 2^-22 relative (docs/language.md's bound)
     _float_unary("silu", lambda np, x: x * _sigmoid(np, x)),
     _float_unary("silu_fast", lambda np, x: x * _sigmoid(np, x)),   # the targets: exp2 of
                  # a rounded product and a 1-ulp reciprocal (docs/language.md's bound)

@@ -13,6 +13,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from . import backward_direct, config, kernels
+from ..rmsnorm.tiles import inv_cols
 from .row_tiles import row_view
 
 DTYPES = ("bf16", "fp16", "fp32")
@@ -37,14 +38,14 @@ def launch(x, weight, bias, out, eps: float) -> None:
 
     def make():
         route = config.forward_route(x.numel() // cols, cols, target)
-        # the row-tile kernel reads a row as a 16 x cols/16 block (`row_view`); the vector
-        # kernel as a row
+        # the row-tile kernel reads a row as a 16 x cols/16 block (`row_view`) and takes
+        # 1 / cols computed here, not on its serial chain (`inv_cols`); the vector kernel a row
         tiled = isinstance(route, config.RowTileRoute)
         return FORWARD_OP.kernel(route, lib.kt_dtype(x)), route.constants, \
-            (-1, cols // 16) if tiled else (-1, cols)
-    kernel, constants, rows = config.FORWARD.plan(target, (shape, x.dtype), make)
+            (-1, cols // 16) if tiled else (-1, cols), (inv_cols(cols),) if tiled else ()
+    kernel, constants, rows, more = config.FORWARD.plan(target, (shape, x.dtype), make)
     lib.run(kernel, x.view(rows), weight.view(rows), bias.view(rows), out.view(rows), eps,
-            **constants)
+            *more, **constants)
 
 
 def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,

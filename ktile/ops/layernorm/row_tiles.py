@@ -78,7 +78,7 @@ def layer_norm_rows(dtype: str):
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), warps="WARPS", requires=FORWARD)
     def layer_norm_rows(x: hk.Tensor[DT], w: hk.Tensor[DT], b: hk.Tensor[DT], o: hk.Tensor[DT],
-                        eps: float, *, C: hk.Constexpr[int] = 64,
+                        eps: float, inv_cols: float, *, C: hk.Constexpr[int] = 64,
                         HELD: hk.Constexpr[int] = 1, WARPS: hk.Constexpr[int] = 4,
                         WEIGHTS: hk.Constexpr[str] = "auto"):
         r, warp = hk.arch.block_idx.x, hk.arch.warp_id
@@ -94,8 +94,8 @@ def layer_norm_rows(dtype: str):
         held = [x[hk.tile_coord(0, 0, r, k)].load(t) for k in chunks]
         if when == "early":
             wbs = [load_weights(w, b, k, t) for k in chunks]
-        # 1 / n depends on no load: its IEEE division runs while the loads are in flight
-        per_value = 1.0 / hk.to_float(x.cols * 16)
+        # 1 / n: the host's (`inv_cols`, rmsnorm.tiles.inv_cols), no division in the kernel
+        per_value = inv_cols
         total = hk.sum(held[0].to(hk.fp32))                   # columns past the row read 0
         for xs in held[1:]:
             total = total + hk.tile_sum(xs.to(hk.fp32))
@@ -103,7 +103,9 @@ def layer_norm_rows(dtype: str):
         squares = 0.0
         for k, xs in zip(chunks, held):    # a scalar per tile: no accumulator tile held
             squares = squares + hk.tile_sum(deviations(xs, mean, k, width, x.cols))
-        rstd = hk.rsqrt(hk.group.sum(squares) * per_value + eps)
+        # the hardware's 1/sqrt (one MUFU.RSQ, within 2^-22 relative): no IEEE sqrt and
+        # division, each with a slow-path branch, on the chain after the block's combine
+        rstd = hk.rsqrt_fast(hk.group.sum(squares) * per_value + eps)
         if when == "after":
             wbs = [load_weights(w, b, k, t) for k in chunks]
         for i, (k, xs) in enumerate(zip(chunks, held)):

@@ -10,7 +10,7 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import config, kernels
+from . import config, kernels, tiles
 
 NAME = "rms_norm"
 DTYPES = ("bf16", "fp16", "fp32")
@@ -48,9 +48,11 @@ def plan(x: torch.Tensor, target):
 def launch(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float) -> None:
     """Run the routed kernel on x (contiguous), weight and out (x's shape) as `plan` views."""
     kernel, constants, rows, weights = plan(x, lib.target_of(x))
-    if weights is not None:
-        weight = weight.view(weights)
-    lib.run(kernel, x.view(rows), weight, out.view(rows), eps, **constants)
+    if weights is None:
+        lib.run(kernel, x.view(rows), weight, out.view(rows), eps, **constants)
+    else:   # the tile kernel: 1 / cols computed here, not on its serial chain
+        lib.run(kernel, x.view(rows), weight.view(weights), out.view(rows), eps,
+                tiles.inv_cols(x.shape[-1]), **constants)
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:

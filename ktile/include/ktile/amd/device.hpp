@@ -59,6 +59,8 @@ __device__ __forceinline__ unsigned wave_id() {
 
 // 1/d in one v_rcp_f32 (1 ulp), for a d the caller keeps normal (sigmoid's, in [1, 2]).
 __device__ __forceinline__ float rcp_approx(float d) { return __builtin_amdgcn_rcpf(d); }
+// 1/sqrt(x) in one v_rsq_f32 (1 ulp), hk.rsqrt_fast.
+__device__ __forceinline__ float rsqrt_approx(float x) { return __builtin_amdgcn_rsqf(x); }
 
 // ---- the block barrier -------------------------------------------------------------------------
 // Every wave of the block meets, and LDS writes made before it are visible after it: s_barrier

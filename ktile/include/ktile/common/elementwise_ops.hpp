@@ -72,6 +72,7 @@ KT_ELEMENT_FN float gelu_f(float x) { return 0.5f * x * (1.0f + math::erf_f(x * 
   X(log2, math::log2_f(x))                                                                   \
   X(sqrt, math::sqrt_f(x))                                                                   \
   X(rsqrt, 1.0f / math::sqrt_f(x)) /* two IEEE roundings, as the reference's 1/sqrt */       \
+  X(rsqrt_fast, math::rsqrt_approx_f(x)) /* the hardware's 1/sqrt, within 2^-22 relative */ \
   X(silu, x * sigmoid_f(x))                                                                  \
   X(silu_fast, silu_fast_f(x))                                                               \
   X(gelu, gelu_f(x))                                                                         \

@@ -26,6 +26,7 @@ inline unsigned wave_size() { return static_cast<unsigned>(kt::emulation::lanes(
 inline unsigned lane_id() { return static_cast<unsigned>(kt::emulation::lanes().lane()); }
 inline unsigned wave_id() { return static_cast<unsigned>(kt::emulation::lanes().wave()); }
 inline float rcp_approx(float d) { return 1.0f / d; }   // v_rcp_f32's 1 ulp: here exact
+inline float rsqrt_approx(float x) { return 1.0f / __builtin_sqrtf(x); }   // v_rsq_f32: 1 ulp
 inline void block_barrier() { kt::emulation::block_barrier(); }
 inline unsigned char* dynamic_lds() { return kt::emulation::machine().lds.data(); }
 

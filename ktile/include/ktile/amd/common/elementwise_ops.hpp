@@ -21,6 +21,8 @@ KT_ELEMENT_FN float abs_f(float x) { return __builtin_fabsf(x); }
 // 1/d for d in [1, 2] (sigmoid's denominator): v_rcp_f32 (device.hpp, 1 ulp), instead of the
 // IEEE division's scale / fma / fixup sequence; wave emulation divides exactly.
 KT_ELEMENT_FN float rcp_unit_f(float d) { return kt::amd::rcp_approx(d); }
+// 1/sqrt(x) in one v_rsq_f32 (1 ulp; hk.rsqrt_fast); wave emulation computes 1 / sqrt.
+KT_ELEMENT_FN float rsqrt_approx_f(float x) { return kt::amd::rsqrt_approx(x); }
 // Rounding to an integral float: one instruction each (v_rndne / v_floor / v_ceil / v_trunc_f32).
 KT_ELEMENT_FN float rint_f(float x) { return __builtin_rintf(x); }   // ties to even
 KT_ELEMENT_FN float floor_f(float x) { return __builtin_floorf(x); }

@@ -44,6 +44,15 @@ KT_ELEMENT_FN float rcp_unit_f(float d) {
   return r;
 }
 
+// 1/sqrt(x) in one MUFU.RSQ (hk.rsqrt_fast: the norms' factor): rsqrt.approx.f32, within
+// 2^-22.9 relative over the whole range (PTX ISA), subnormal x kept (no .ftz), no slow-path
+// branch where hk.rsqrt's IEEE sqrt and division take two.
+KT_ELEMENT_FN float rsqrt_approx_f(float x) {
+  float r;
+  asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 // NaN-propagating max / min on the hardware's own instruction.
 KT_ELEMENT_FN float max_nan(float a, float b) {
   float r;
