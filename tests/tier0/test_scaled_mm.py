@@ -161,3 +161,32 @@ def test_opcheck_on_the_registered_op():
     torch.library.opcheck(torch.ops.ktile.scaled_mm.default,
                           (x["a"], x["b"], x["scale_a"], x["scale_b"], x["bias"], "bf16"),
                           test_utils=("test_faketensor",))
+
+
+def test_benchmark_checks_every_variant_before_timing(monkeypatch):
+    """benchmarks/matmul_fp8.py's measure() on the interpreter, the timer faked: the route
+    and a `--constants` variant are checked against the reference before they are timed,
+    and a variant made wrong (its result zeroed) is reported, not timed."""
+    import argparse
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "matmul_fp8.py"
+    spec = importlib.util.spec_from_file_location("matmul_fp8_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.DEVICE[0] = "cpu"                 # this test loaded its own copy of the module
+    monkeypatch.setattr(bench, "timed", lambda fn, repeats: (fn(), {"ms": 1.0})[1])
+    monkeypatch.setattr(bench, "graphed", lambda fn: fn)
+    specs = ["PROMOTE=0,BN=128,STAGES=3", "BN=128,STAGES=2"]
+    args = argparse.Namespace(repeats=1, constants=specs)
+    row = bench.measure(70, 144, 208, "rowwise", args)
+    assert row["correct"] and row["ktile"]["ms"] == 1.0 and row["torch_fast"]["ms"] == 1.0
+    assert all(row[f"constants:{s}"]["correct"] and "ms" in row[f"constants:{s}"]
+               for s in specs)
+    real = bench.variant
+
+    def zeroed(a, b, sa, sb, want, tol, spec, repeats):
+        return real(a, b, sa * 0, sb, want, tol, spec, repeats)
+    monkeypatch.setattr(bench, "variant", zeroed)
+    wrong = bench.measure(70, 144, 208, "tensor", args)[f"constants:{specs[1]}"]
+    assert not wrong["correct"] and "ms" not in wrong, wrong

@@ -87,6 +87,21 @@ def launch(a, b, scale_a, scale_b, bias, out: torch.Tensor, rowwise: bool) -> No
     lib.run(kernel, *args, target=target, **constants)
 
 
+def launcher(a, b, scale_a, scale_b, out: torch.Tensor, constants: dict):
+    """A call of fp8_ws_nt at `constants` (over the routed form's: a variant the benchmark
+    times beside the route) into out, no bias: the kernel traced once, then `run()`."""
+    rowwise = checks.is_rowwise(scale_a, scale_b, *out.shape)
+    target = target_for(a)
+    route = config.choose(a.shape[0], out.shape[1], target, rowwise, False)
+    constants = dict(route.constants, **constants, ROWWISE=rowwise, BIAS=False)
+    kernel = OP.kernel(route, name_of("fp8", checks.OUT_DTYPES[out.dtype]))
+    trace_quietly(kernel, target, constants)
+    m, n = out.shape
+    args = (a, b.t(), scale_a.reshape(1, m if rowwise else 1),
+            scale_b.reshape(1, n if rowwise else 1), zero_bias(n, out), out)
+    return lambda: lib.run(kernel, *args, target=target, **constants)
+
+
 def _scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
                bias: Optional[torch.Tensor], out_dtype: str) -> torch.Tensor:
     out = torch.empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype], device=a.device)
