@@ -81,4 +81,4 @@ def test_tma_into_fp8_wgmma_by_descriptor_promoted_or_in_flight(built):
     if promote:
         assert waits[0] == 0 and adds >= bn // 2 + bias_adds, (waits, adds)
     else:
-        assert 1 in waits and waits[-1] == 0 and adds == bias_adds, (waits, adds)
+        assert 1 in waits and waits[-1] == 0 and adds < bn // 2 + bias_adds, (waits, adds)
