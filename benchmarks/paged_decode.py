@@ -26,7 +26,8 @@ with which the kernel reads the cache. Exit code 1 when a result was wrong, 2 wi
 the route's constants with these overridden (op.launch, what a call runs), each checked
 against torch first; a `D` prefix limits it to that head size. KERNEL=ring, streams or
 paged picks paged_decode_ring, paged_decode_streams or paged_decode (kernels.py's
-column-split form, the AMD route) at op.SM90's constants (paged: WARPS D / 64);
+column-split form, the AMD route) at op.SM90's constants (paged: WARPS D / 64); PAGES is
+the streams kernel's, STAGES the ring's (a name the kernel lacks is dropped);
 PART_PAGES=0 runs one partition a (seq, kv head) (unsplit).
 """
 from __future__ import annotations
@@ -73,10 +74,11 @@ def parse_constants(spec: str) -> tuple[int | None, str | None, dict]:
     kernel = pairs.pop("KERNEL", None)
     if kernel is not None and kernel not in KERNELS:
         raise SystemExit(f"--constants {spec}: KERNEL must be one of {sorted(KERNELS)}")
-    unknown = set(pairs) - {"WARPS", "PAGES", "PART_PAGES"}
+    unknown = set(pairs) - {"WARPS", "PAGES", "STAGES", "PART_PAGES"}
     if unknown:
         raise SystemExit(f"--constants {spec}: {sorted(unknown)} are no constants of the "
-                         f"decode kernels; give WARPS, PAGES (streams), PART_PAGES or KERNEL")
+                         f"decode kernels; give WARPS, PAGES (streams), STAGES (ring), "
+                         f"PART_PAGES or KERNEL")
     return d, kernel and KERNELS[kernel], {k: int(v) for k, v in pairs.items()}
 
 
@@ -93,8 +95,10 @@ def variant(route, d: int, kernel: str | None, override: dict) -> tuple[str, dic
     if c["PART_PAGES"] in (0, op.WHOLE):
         c["PART_PAGES"] = op.WHOLE
     c["SPLIT"] = c["PART_PAGES"] != op.WHOLE
-    if kernel == "paged_decode_ring":
+    if kernel != "paged_decode_streams":
         c.pop("PAGES", None)
+    if kernel != "paged_decode_ring":
+        c.pop("STAGES", None)
     return kernel, c
 
 
@@ -223,7 +227,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write the rows as JSON to PATH")
     p.add_argument("--constants", action="append", default=[], metavar="[D64:]NAME=V,...",
                    help="also time the decode kernel at the route's constants with these "
-                        "overridden (repeatable; KERNEL=ring|streams|paged picks the kernel; "
+                        "overridden (repeatable; WARPS, PAGES, STAGES, PART_PAGES; "
+                        "KERNEL=ring|streams|paged picks the kernel; "
                         "a D prefix limits it to that head size)")
     return p
 

@@ -53,7 +53,9 @@ def test_unsplit_route_and_out_and_scale():
     # a partition of 3 pages under 4 warps of 1-page steps: warp 3 has no page; 2 partitions
     ([37, 0, 1], 8, 2, 64, {"WARPS": 4, "PAGES": 1, "PART_PAGES": 3, "SPLIT": True}),
     # 2-page steps over 5-page partitions: a step's second page is the next partition's
-    ([150, 70], 8, 2, 64, {"WARPS": 2, "PAGES": 2, "PART_PAGES": 5, "SPLIT": True}),
+    # (the ring 3 deep)
+    ([150, 70], 8, 2, 64, {"WARPS": 2, "PAGES": 2, "STAGES": 3, "PART_PAGES": 5,
+                           "SPLIT": True}),
     # unsplit, group 18 (two chunks), a step running past the sequence's last page
     ([45, 17], 36, 2, 64, {"WARPS": 2, "PAGES": 3, "PART_PAGES": 1 << 20, "SPLIT": False}),
     # D 128 (traced for sm_90a: gfx1100's 256 VGPRs do not hold a whole head a warp)
@@ -62,16 +64,16 @@ def test_unsplit_route_and_out_and_scale():
 def test_sm90a_kernels_match_the_reference(monkeypatch, kernel, lengths, heads, kv_heads, d,
                                            constants):
     """sm_90a's paged_decode_streams (pages in registers) and paged_decode_ring (pages copied
-    to shared memory two steps ahead; PAGES is the streams kernel's alone) at pinned
-    constants, run through op.launch as the benchmark's variants are: idle warps, steps
-    crossing the partition's end and the sequence's, an odd count of ring steps, stale NaN in
-    unused rows."""
+    to shared memory STAGES steps ahead) at pinned constants (PAGES the streams kernel's alone,
+    STAGES the ring's), run through op.launch as the benchmark's variants are: idle warps,
+    steps crossing the partition's end and the sequence's, an odd count of ring steps, a
+    3-deep ring, stale NaN in unused rows."""
     from ktile.ops.paged_attention.op import launch
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     case = cases.make_case(lengths, heads, kv_heads, d, seed=d + len(lengths))
     out = torch.full_like(case.query, float("nan"))
-    if kernel == "paged_decode_ring":
-        constants = {k: v for k, v in constants.items() if k != "PAGES"}
+    own = {"paged_decode_ring": "PAGES", "paged_decode_streams": "STAGES"}[kernel]
+    constants = {k: v for k, v in constants.items() if k != own}
     launch(kernel, {"D": d, **constants}, *case.args, 0.2, out)
     err, tol = cases.error(case, out, scale=0.2)
     assert err <= tol, (err, tol)

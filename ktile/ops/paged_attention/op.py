@@ -36,8 +36,9 @@ PART_SIZES = (8, 16, 32)
 AMD = ("gfx1100", "gfx1201")
 # sm_90a's kernels: paged_decode_ring (routed: pages copied to shared memory two steps ahead,
 # ring.py) and paged_decode_streams (the benchmark's variant: pages in registers, streams.py),
-# at these constants unless a variant says otherwise. Registers by ptxas 13 (bf16, split):
-# ring 249 at D 128, 123 at D 64; streams 255 at D 128 PAGES 1, 168 at D 64 PAGES 2
+# at these constants unless a variant says otherwise. Registers by ptxas (bf16, split):
+# ring 245 at D 128, 121 at D 64 (WARPS 4, STAGES 2); streams 255 at D 128 PAGES 1, 168 at
+# D 64 PAGES 2
 SM90 = {"paged_decode_ring": {64: {"WARPS": 4}, 128: {"WARPS": 4}},
         "paged_decode_streams": {64: {"WARPS": 4, "PAGES": 2}, 128: {"WARPS": 4, "PAGES": 1}}}
 SM90_KERNEL = "paged_decode_ring"
@@ -95,9 +96,9 @@ def _launch(query, key_cache, value_cache, block_tables, seq_lens, scale: float,
 
 def launch(kernel: str, constants: dict, query, key_cache, value_cache, block_tables,
            seq_lens, scale: float, out) -> None:
-    """`kernel` (paged_decode, paged_decode_streams or paged_decode_ring) at `constants`, then, split, the
-    combine at the same PART_PAGES: what a call runs, and what the benchmark's pinned
-    variants (`--constants`) run."""
+    """`kernel` (paged_decode, paged_decode_streams or paged_decode_ring) at `constants`,
+    then, split, the combine at the same PART_PAGES: what a call runs, and what the
+    benchmark's pinned variants (`--constants`) run."""
     seqs, heads, d = query.shape
     kv_heads = key_cache.shape[2]
     pairs, target = seqs * kv_heads, lib.target_of(query)

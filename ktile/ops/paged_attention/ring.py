@@ -1,22 +1,24 @@
 """`paged_decode_ring`: paged decode attention (issue #12) whose pages reach shared memory by
-asynchronous block copies two steps ahead, so the bytes in flight do not cost registers (the
+asynchronous block copies STAGES steps ahead, so the bytes in flight do not cost registers (the
 limit of streams.py's `paged_decode_streams`, whose K and V in flight are register tiles).
 
 A block per (partition, 16-head chunk, seq · kv head), as the other forms (same layout, same
 partials, the same `paged_decode_combine`). A step is WARPS consecutive pages, one a warp; its
 K and V pages (16 x D tiles) are copied by the whole block (`hk.group.load`: cp.async or TMA,
-16-byte chunks) into one of two stages of shared tiles, two steps before the step runs: the
-step at hand waits for its stage, each warp reads its page into registers (K, then V once K is
-dead), the block meets, the copies of the step two ahead go into the stage just read, and the
-softmax and P·V run while two steps of copies fly. A page past the partition's (or the
-sequence's) last is copied from the block past the cache's end: the copy zero-fills with no
-memory traffic, and its tokens are masked. Tokens at or past the limit (seq_len, or the
-partition's end) are -inf and their V rows zero (a stale NaN in the last page never reaches
-P·V). The warps' (m, l, O) are folded once after the loop (`hk.group.max`, `hk.group.sum`: a
-fixed tree, the same bits every run) and warp 0 stores.
+16-byte chunks) into one of STAGES stages of shared tiles (2 by default), STAGES steps before
+the step runs: the step at hand waits for its stage, each warp reads its page into registers
+(K, then V once K is dead), the block meets, the copies of the step STAGES ahead go into the
+stage just read, and the softmax and P·V run while STAGES steps of copies fly; the table
+entries of that step are read before the wait, so their latency passes under it. A page past
+the partition's (or the sequence's) last is copied from the block past the cache's end: the
+copy zero-fills with no memory traffic, and its tokens are masked. Tokens at or past the limit
+(seq_len, or the partition's end) are -inf and their V rows zero (a stale NaN in the last page
+never reaches P·V). The warps' (m, l, O) are folded once after the loop (`hk.group.max`,
+`hk.group.sum`: a fixed tree, the same bits every run) and warp 0 stores.
 
-Shared memory: 2 stages x WARPS pages x (K + V) x 16 x D x 2 bytes (WARPS 4, D 128: 64 KiB a
-block) plus `hk.group.sum`'s scratch."""
+Shared memory: STAGES x WARPS pages x (K + V) x 16 x D x 2 bytes (WARPS 4, D 128: 64 KiB a
+block) plus `hk.group.sum`'s scratch. On sm_90a the copies are TMA copies, one mbarrier a
+shared tile, at most 16 of them: STAGES x WARPS x 2 <= 16 (lds-alloc refuses more)."""
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 import functools
 
@@ -38,6 +40,7 @@ def paged_decode_ring(dtype: str):
                           out: hk.Tensor[DT], part_out: hk.Tensor[hk.fp32],
                           part_stats: hk.Tensor[hk.fp32], scale: float, *,
                           D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 4,
+                          STAGES: hk.Constexpr[int] = 2,
                           PART_PAGES: hk.Constexpr[int] = 1 << 20,
                           SPLIT: hk.Constexpr[bool] = False):
         part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
@@ -50,19 +53,22 @@ def paged_decode_ring(dtype: str):
                            first + PART_PAGES)            # a length past the table: cut
         limit = hk.minimum(seq_len, pages * 16)           # tokens at or past it do not count
         steps = hk.cdiv(hk.maximum(pages - first, 0), WARPS)
-        keys = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(2)]
-        values = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(2)]
+        keys = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(STAGES)]
+        values = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(STAGES)]
 
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, D))
-        where = (k_cache, v_cache, block_tables, seq, kv_head, first, pages, WARPS)
-        _fill(keys[0], values[0], 0, *where)
-        _fill(keys[1], values[1], 1, *where)
+        table = (block_tables, seq, kv_head, first, pages, k_cache.rows // 16, WARPS)
+        for stage in range(STAGES):
+            _fill(keys[stage], values[stage], _pages(stage, *table), k_cache, v_cache)
         qt = q[hk.tile_coord(0, row, chunk, 0)].load(hk.RT(DT, 16, D))
-        for pair in range(0, steps, 2):
-            for stage in range(2):
-                step = pair + stage
+        for round_ in range(0, steps, STAGES):
+            for stage in range(STAGES):
+                step = round_ + stage
+                # the table entries of the step STAGES ahead are read before the wait: their
+                # latency passes under it and under Q·Kᵀ, not before the refill
+                ahead = _pages(step + STAGES, *table)
                 hk.wait_for(*keys[stage], *values[stage])
                 hk.barrier()
                 kt = keys[stage][warp].load(hk.RT(DT, 16, D))
@@ -72,7 +78,7 @@ def paged_decode_ring(dtype: str):
                 page = first + step * WARPS + warp
                 vt = _page_values_shared(values[stage][warp], limit, page * 16, D, DT)
                 hk.barrier()                   # every warp has read the stage: refill it
-                _fill(keys[stage], values[stage], step + 2, *where)
+                _fill(keys[stage], values[stage], ahead, k_cache, v_cache)
                 token = hk.iota(hk.RT(hk.i32, 16, 16), "col") + page * 16
                 s = hk.where(token >= limit, float("-inf"), s * scale)
                 new_max = hk.maximum(m, hk.row_max(s))
@@ -82,8 +88,8 @@ def paged_decode_ring(dtype: str):
                 acc = acc * rescale
                 acc += p.to(DT) @ vt
                 m = new_max
-        # the last two fills were of steps past the end (zero fills, no memory traffic)
-        hk.wait_for(*keys[0], *values[0], *keys[1], *values[1])
+        # the last STAGES fills were of steps past the end (zero fills, no memory traffic)
+        hk.wait_for(*[t for stage in keys + values for t in stage])
         if WARPS > 1:                  # the warps' pages folded once: a fixed order
             top = hk.group.max(m)
             factor = hk.exp(m - top)
@@ -103,15 +109,20 @@ def paged_decode_ring(dtype: str):
     return paged_decode_ring
 
 
-def _fill(keys, values, step, k_cache, v_cache, block_tables, seq, kv_head, first, pages,
-          WARPS):
-    """The block copies step `step`'s pages into one stage's tiles (a page past the last: the
-    block past the cache's end, zeros and no memory traffic)."""
-    nowhere = k_cache.rows // 16
+def _pages(step, block_tables, seq, kv_head, first, pages, nowhere, WARPS):
+    """The tile coordinates of step `step`'s WARPS pages (a page past the last: the block past
+    the cache's end, which a copy zero-fills with no memory traffic)."""
+    ats = []
     for w in range(WARPS):
         page = first + step * WARPS + w
         block = hk.load_scalar(block_tables, seq, page)
-        at = hk.tile_coord(0, 0, hk.where(page < pages, block, nowhere), kv_head)
+        ats.append(hk.tile_coord(0, 0, hk.where(page < pages, block, nowhere), kv_head))
+    return ats
+
+
+def _fill(keys, values, ats, k_cache, v_cache):
+    """The block copies a step's pages (at `ats`) into one stage's tiles."""
+    for w, at in enumerate(ats):
         hk.group.load(keys[w], k_cache[at])
         hk.group.load(values[w], v_cache[at])
 
