@@ -144,3 +144,39 @@ def test_overlap_matches_at_ragged_lengths(hopper, causal):
                                     **constants)
     want = reference(*(t.float().numpy() for t in (q, k, v)), causal)
     assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
+
+
+@pytest.mark.parametrize("causal, overlap", [(False, False), (True, False), (True, True)],
+                         ids=["full", "causal", "causal-overlap"])
+def test_pingpong_matches_at_ragged_lengths(hopper, causal, overlap):
+    """PINGPONG: the two consumer warpgroups take turns at their MMAs on named barriers 1 and
+    2 (the interpreter spins each sync until the other warpgroup's arrivals complete its
+    phase, so a turn never given is a deadlock here): 3 query blocks, S 290 (ragged)."""
+    import math
+    from ktile.ops.attention import op, prefill_ws
+    q, k, v = inputs(1, 2, 1, 300, 290, 64, torch.bfloat16, seed=11)
+    o = torch.full_like(q, float("nan"))
+    constants = {**op.route_for(64, causal, 300, "sm_90a").constants, "PINGPONG": True,
+                 "OVERLAP": overlap}
+    prefill_ws.attention_ws("bf16")(q, k, op.values_for(v, constants), o, 1 / math.sqrt(64),
+                                    **constants)
+    want = reference(*(t.float().numpy() for t in (q, k, v)), causal)
+    assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
+
+
+def test_pingpong_wraps_each_warpgroups_s_wgmma_in_its_turn():
+    """A step syncs on the warpgroup's own barrier, issues S = Q·Kᵀ, arrives on the other's,
+    then waits for S (the softmax runs while the other warpgroup's wgmmas do); warpgroup 1
+    gives the first turn (an arrive on barrier 1 at step 0)."""
+    from ktile.ops.attention import op, prefill_ws
+    constants = {**op.route_for(128, False, 128, "sm_90a").constants, "PINGPONG": True}
+    source = prefill_ws.attention_ws("bf16").trace("sm_90a", **constants).source()
+    loop = source[source.index("wait_full("):source.index("release<")]
+    marks = ["kt::bar_arrive<1, 256>()", "kt::bar_sync<1, 256>()", "kt::bar_sync<2, 256>()",
+             "kt::mma_ABt_shared<8, false>(", "kt::bar_arrive<2, 256>()",
+             "kt::bar_arrive<1, 256>()", "kt::wgmma_wait<0>()", "kt::row_max("]
+    places, start = [], 0
+    for mark in marks:
+        start = loop.find(mark, start)
+        places.append(start)
+    assert -1 not in places, dict(zip(marks, places))

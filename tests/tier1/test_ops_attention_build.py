@@ -21,12 +21,16 @@ CASES = [(r.constants, "bf16") for r in WS_ROUTES] + [(WS_ROUTES[-1].constants, 
 # tightest: D 128 (S 16×64 and O 16×128 fp32, P carried)
 CASES += [({**r.constants, "OVERLAP": True}, "bf16") for r in WS_ROUTES
           if r.constants["D"] == 128 and not r.constants["CAUSAL"]]
+# the pinnable PINGPONG form (named barriers around each warpgroup's S wgmma) at D 128, causal
+CASES += [({**r.constants, "PINGPONG": True}, "bf16") for r in WS_ROUTES
+          if r.constants["D"] == 128 and r.constants["CAUSAL"]]
 
 
 def case_id(case) -> str:
     constants, dtype = case
     return (f"D{constants['D']}-{'causal' if constants['CAUSAL'] else 'full'}-{dtype}"
-            + ("-overlap" if constants.get("OVERLAP") else ""))
+            + ("-overlap" if constants.get("OVERLAP") else "")
+            + ("-pingpong" if constants.get("PINGPONG") else ""))
 
 
 @pytest.fixture(scope="module", params=CASES, ids=case_id)
@@ -45,18 +49,19 @@ def attention_build(tmp_path_factory, request):
     build = hopper.Build(result.returncode, log, hopper.parse_ptxas(log))
     ptx = next(folder.glob("*.ptx"), None)
     assert build.returncode == 0 and ptx is not None, log[-3000:]
-    return kernel.name, ptx.read_text(), build, d, {"bf16": "bf16", "fp16": "f16"}[dtype]
+    return (kernel.name, ptx.read_text(), build, d, {"bf16": "bf16", "fp16": "f16"}[dtype],
+            bool(constants.get("PINGPONG")))
 
 
 def test_attention_ws_builds_with_no_spill_and_no_serialized_wgmma(attention_build):
-    name, _, build, _, _ = attention_build
+    name, _, build, _, _, _ = attention_build
     build_gates.assert_sm90a_clean(build, name)
     assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
     assert build.functions[name].registers == 168       # 65536 / 384, the roles' pool
 
 
 def test_attention_ws_stages_and_wgmmas(attention_build):
-    _, ptx, _, d, ptx_type = attention_build
+    _, ptx, _, d, ptx_type, _ = attention_build
     assert re.findall(r"setmaxnreg\.(dec|inc)\.sync\.aligned\.u32 (\d+);", ptx) == \
         [("dec", "24"), ("inc", "240")]
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
@@ -73,3 +78,17 @@ def test_attention_ws_stages_and_wgmmas(attention_build):
                        ptx)
     want = [("64", "0")] * (d // 16) + [(str(d), "1")] * (64 // 16)
     assert sorted(trans) == sorted(want), trans
+
+
+def test_pingpong_takes_turns_on_named_barriers_1_and_2(attention_build):
+    """PINGPONG: each consumer warpgroup syncs on its own barrier (1 + warpgroup, 256 threads)
+    before its S wgmma and arrives on the other's after it; warpgroup 1 gives the first turn.
+    The routes have no named barrier."""
+    _, ptx, _, _, _, pingpong = attention_build
+    syncs = sorted(re.findall(r"bar\.sync (\d+), (\d+);", ptx))
+    arrives = sorted(re.findall(r"bar\.arrive (\d+), (\d+);", ptx))
+    if not pingpong:
+        assert syncs == [] and arrives == [], (syncs, arrives)
+        return
+    assert syncs == [("1", "256"), ("2", "256")], syncs
+    assert arrives == [("1", "256"), ("1", "256"), ("2", "256")], arrives

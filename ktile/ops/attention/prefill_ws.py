@@ -43,6 +43,11 @@ SHAPES = [
 ]
 
 
+# PINGPONG: the two consumer warpgroups take turns at their MMAs (FlashAttention-3's inter-
+# warpgroup overlap) on named barriers 1 and 2, each counting both warpgroups' 256 threads
+TURN_IDS = (1, 2)
+TURN_THREADS = 256
+
 # exp(x·scale) = exp2(x·scale·log2 e): one multiply folded into the scale, and exp2f is
 # sm_90a's MUFU.EX2 with a denormal fix-up where expf adds a range reduction
 LOG2_E = 1.4426950408889634
@@ -60,7 +65,8 @@ def attention_ws(dtype: str):
                      STAGES: hk.Constexpr[int] = 3, CAUSAL: hk.Constexpr[bool] = False,
                      VT: hk.Constexpr[bool] = False,
                      LONGEST_FIRST: hk.Constexpr[bool] = False,
-                     OVERLAP: hk.Constexpr[bool] = False):
+                     OVERLAP: hk.Constexpr[bool] = False,
+                     PINGPONG: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
             block = hk.cdiv(q.rows, BM) - 1 - block
@@ -117,8 +123,30 @@ def attention_ws(dtype: str):
                 acc += p @ sv                        # O += P·V, V [BK, D] read N-major
             return acc
 
+        def take_turn(j):
+            """PINGPONG: wait for this warpgroup's turn at the tensor cores (its barrier id
+            1 + warpgroup; 256 threads: its own 128 syncing, the other's 128 arriving). The
+            first turn is warpgroup 0's: warpgroup 1 gives it at step 0."""
+            group = hk.arch.warp_id // 4
+            if j == 0:
+                if group == 1:
+                    hk.bar_arrive(TURN_IDS[0], TURN_THREADS)
+            if group == 0:
+                hk.bar_sync(TURN_IDS[0], TURN_THREADS)
+            else:
+                hk.bar_sync(TURN_IDS[1], TURN_THREADS)
+
+        def pass_turn():
+            """PINGPONG: this warpgroup's MMAs are issued: the other's turn."""
+            if hk.arch.warp_id // 4 == 0:
+                hk.bar_arrive(TURN_IDS[1], TURN_THREADS)
+            else:
+                hk.bar_arrive(TURN_IDS[0], TURN_THREADS)
+
         @pipe.consumer(warpgroups=2, registers=240)
         def step(j, sk, sv, qr, row_max, row_sum, acc, p_prev):
+            if PINGPONG:
+                take_turn(j)
             if OVERLAP:                              # the extra step's K is past the keys:
                 s = hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BK))   # no S wgmma
                 if j < tiles:                        # (its masks make the tile all -inf)
@@ -127,6 +155,8 @@ def attention_ws(dtype: str):
                 s = scores(j, sk, qr)
             if OVERLAP:                              # the older tile's P·V, after S_j: the
                 acc = times_values(acc, p_prev, sv)  # softmax waits for S_j alone (wait 1)
+            if PINGPONG:                             # the other warpgroup's GEMMs run under
+                pass_turn()                          # this one's softmax
             p, row_max, row_sum, rescale = softmax(j, s, row_max, row_sum)
             acc = acc * rescale
             if OVERLAP:
