@@ -10,17 +10,20 @@ accumulators by the scales (a row vector of scale_a per token, or its one value;
 vector of scale_b per channel, or its one value), adds the bias in fp32 and rounds once.
 
 PROMOTE (two-level accumulation): Hopper's fp8 wgmma adds into its accumulator with fewer
-mantissa bits than fp32 (about 13: the error grows with K, 4 at K 4096 and results near
-1000, measured on the H200); each K block (BK 128: four k32 instructions) then multiplies into
-fresh accumulators that are added to the fp32 ones, as torch._scaled_mm's default
-(use_fast_accum False) and CUTLASS's fp8 mainloop do. It takes a second BN / 2 registers a
-lane, so no 128 x 256 tile. PROMOTE False accumulates the whole of K in the wgmma
-(use_fast_accum True: faster, less precise; the benchmark's variant).
+mantissa bits than fp32 (DeepSeek-V3's report: about 14 kept), so the error grows with K (3.9
+at K 4096 on results near 1000, the H200 of 2026-12-02; the fp32 bound 0.1). Each K block
+(BK 128: four k32 instructions) multiplies into fresh accumulators, added to the fp32 ones
+once they complete, as torch._scaled_mm's default (use_fast_accum False) and CUTLASS's fp8
+mainloop do: a second BN / 2 registers a lane (no 128 x 256 tile), and each step waits for
+its MMAs (the other consumer warpgroup's keep the tensor cores busy meanwhile). PROMOTE False
+accumulates all of K in the wgmma, one step's group in flight (use_fast_accum True: faster,
+less precise; a variant the benchmark times, never routed on sm_90a).
 
 The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
 each (per tensor). BIAS False leaves the bias unread (a call without one); each epilogue
-form has its routes (config.py: the column vectors' registers decide the widest tile). Ragged edges as matmul's: the TMA zero-fills loads past M,
-N or K, stores past M or N write nothing, a vector load past M or N reads zeros.
+form has its routes (config.py: the column vectors' registers decide the widest tile).
+Ragged edges as matmul's: the TMA zero-fills loads past M, N or K, stores past M or N write
+nothing, a vector load past M or N reads zeros.
 """
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 
