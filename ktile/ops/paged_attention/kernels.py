@@ -139,29 +139,46 @@ def paged_decode_combine(dtype: str):
     def paged_decode_combine(part_out: hk.Tensor[hk.fp32], part_stats: hk.Tensor[hk.fp32],
                              seq_lens: hk.Tensor[hk.i32], out: hk.Tensor[DT], *,
                              D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
-                             PART_PAGES: hk.Constexpr[int] = 32):
+                             PART_PAGES: hk.Constexpr[int] = 32,
+                             AHEAD: hk.Constexpr[int] = 4):
         chunk, row, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         seq = row // (out.depth // seq_lens.cols)
         seq_len = hk.load_scalar(seq_lens, 0, seq)
         parts = part_out.depth // out.depth
         used = hk.minimum(hk.cdiv(seq_len, PART_PAGES * 16), parts)
-        col = hk.iota(hk.RT(hk.i32, 16, 16), "col")
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
-        for part in range(used):               # in partition order: the same sum every run
-            at = hk.tile_coord(0, row * parts + part, chunk, 0)
-            stats = part_stats[at].load(hk.RT(hk.fp32, 16, 16))
-            part_max = hk.row_max(hk.where(col == 0, stats, FLOOR))
-            part_sum = hk.row_sum(hk.where(col == 1, stats, 0.0))
-            new_max = hk.maximum(m, part_max)
-            old, this = hk.exp(m - new_max), hk.exp(part_max - new_max)
-            l = l * old + part_sum * this
-            values = part_out[hk.tile_coord(0, row * parts + part, chunk, warp)]
-            acc = acc * old + values.load(hk.RT(hk.fp32, 16, COLS)) * this
-            m = new_max
+        # in partition order (the same sum every run), AHEAD partitions' loads issued before
+        # the first of them is folded: a long context's 128 partitions cost 32 load latencies
+        full = used // AHEAD * AHEAD
+        for base in range(0, full, AHEAD):
+            loaded = [_partial(part_out, part_stats, row * parts + base + i, chunk, warp)
+                      for i in range(AHEAD)]
+            for stats, values in loaded:
+                m, l, acc = _fold(m, l, acc, stats, values)
+        for part in range(full, used):
+            stats, values = _partial(part_out, part_stats, row * parts + part, chunk, warp)
+            m, l, acc = _fold(m, l, acc, stats, values)
         out[hk.tile_coord(0, row, chunk, warp)] = (acc / hk.maximum(l, 1e-30)).to(DT)
     return paged_decode_combine
+
+
+def _partial(part_out, part_stats, at_row, chunk, warp):
+    """One partition's (m, l) tile and this warp's columns of its unnormalised O."""
+    stats = part_stats[hk.tile_coord(0, at_row, chunk, 0)].load(hk.RT(hk.fp32, 16, 16))
+    values = part_out[hk.tile_coord(0, at_row, chunk, warp)].load(hk.RT(hk.fp32, 16, COLS))
+    return stats, values
+
+
+def _fold(m, l, acc, stats, values):
+    """(m, l, O) with one more partition folded in."""
+    col = hk.iota(hk.RT(hk.i32, 16, 16), "col")
+    part_max = hk.row_max(hk.where(col == 0, stats, FLOOR))
+    part_sum = hk.row_sum(hk.where(col == 1, stats, 0.0))
+    new_max = hk.maximum(m, part_max)
+    old, this = hk.exp(m - new_max), hk.exp(part_max - new_max)
+    return new_max, l * old + part_sum * this, acc * old + values * this
 
 
 KERNELS = {"paged_decode": paged_decode, "paged_decode_combine": paged_decode_combine}
