@@ -10,6 +10,11 @@
         --constants LONGEST_FIRST=0 --out DIR   # P·V under the softmax (docs/attention.md);
                                     # the Vᵀ form (its copy made once, outside the timing);
                                     # the causal blocks in launch order
+    python3 benchmarks/attention.py --quick --constants PINGPONG=1 \
+        --constants PINGPONG=1,OVERLAP=1 --out DIR   # the consumer warpgroups taking turns
+                                    # at their MMAs (named barriers), alone and with OVERLAP
+    python3 benchmarks/attention.py --quick --constants D64:BM=192,WARPS=16 \
+        --out DIR                   # d 64: three consumer warpgroups of 64 rows
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query

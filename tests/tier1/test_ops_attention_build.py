@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 import build_gates
+from ktile import config
 from ktile.ops.attention import op, prefill_ws
 
 pytestmark = pytest.mark.tier1
@@ -24,13 +25,19 @@ CASES += [({**r.constants, "OVERLAP": True}, "bf16") for r in WS_ROUTES
 # the pinnable PINGPONG form (named barriers around each warpgroup's S wgmma) at D 128, causal
 CASES += [({**r.constants, "PINGPONG": True}, "bf16") for r in WS_ROUTES
           if r.constants["D"] == 128 and r.constants["CAUSAL"]]
+# three consumer warpgroups (BM 192, 16 warps, 160 registers each): D 64 only (D 128 spills
+# 472 bytes and serialises its wgmmas, C7512), with PINGPONG; under KTILE_OPS_FULL_BUILD=1
+if config.OPS_FULL_BUILD.get() == "1":
+    CASES += [({**r.constants, "BM": 192, "WARPS": 16, "PINGPONG": True}, "bf16")
+              for r in WS_ROUTES if r.constants["D"] == 64 and r.constants["CAUSAL"]]
 
 
 def case_id(case) -> str:
     constants, dtype = case
     return (f"D{constants['D']}-{'causal' if constants['CAUSAL'] else 'full'}-{dtype}"
             + ("-overlap" if constants.get("OVERLAP") else "")
-            + ("-pingpong" if constants.get("PINGPONG") else ""))
+            + ("-pingpong" if constants.get("PINGPONG") else "")
+            + (f"-bm{constants['BM']}" if constants["BM"] != 128 else ""))
 
 
 @pytest.fixture(scope="module", params=CASES, ids=case_id)
@@ -50,14 +57,15 @@ def attention_build(tmp_path_factory, request):
     ptx = next(folder.glob("*.ptx"), None)
     assert build.returncode == 0 and ptx is not None, log[-3000:]
     return (kernel.name, ptx.read_text(), build, d, {"bf16": "bf16", "fp16": "f16"}[dtype],
-            bool(constants.get("PINGPONG")))
+            constants)
 
 
 def test_attention_ws_builds_with_no_spill_and_no_serialized_wgmma(attention_build):
     name, _, build, _, _, _ = attention_build
     build_gates.assert_sm90a_clean(build, name)
     assert "C7514" not in build.log and "C7517" not in build.log, build.log[-3000:]
-    assert build.functions[name].registers == 168       # 65536 / 384, the roles' pool
+    threads = (1 + attention_build[5]["BM"] // 64) * 128
+    assert build.functions[name].registers == 65536 // threads // 8 * 8   # the roles' pool
 
 
 def test_attention_ws_stages_and_wgmmas(attention_build):
@@ -84,11 +92,14 @@ def test_pingpong_takes_turns_on_named_barriers_1_and_2(attention_build):
     """PINGPONG: each consumer warpgroup syncs on its own barrier (1 + warpgroup, 256 threads)
     before its S wgmma and arrives on the other's after it; warpgroup 1 gives the first turn.
     The routes have no named barrier."""
-    _, ptx, _, _, _, pingpong = attention_build
+    _, ptx, _, _, _, constants = attention_build
+    pingpong, groups = constants.get("PINGPONG"), constants["BM"] // 64
     syncs = sorted(re.findall(r"bar\.sync (\d+), (\d+);", ptx))
     arrives = sorted(re.findall(r"bar\.arrive (\d+), (\d+);", ptx))
     if not pingpong:
         assert syncs == [] and arrives == [], (syncs, arrives)
         return
-    assert syncs == [("1", "256"), ("2", "256")], syncs
-    assert arrives == [("1", "256"), ("1", "256"), ("2", "256")], arrives
+    assert syncs == [(str(1 + g), "256") for g in range(groups)], syncs
+    # warpgroup g passes the turn to g + 1 (the last to 0); the last gives the first turn
+    assert arrives == sorted([("1", "256")] + [(str(1 + (g + 1) % groups), "256")
+                                               for g in range(groups)]), arrives

@@ -50,10 +50,13 @@ AMD_ROUTES = [
 # VT False: V read as it lies ([S, D] tiles, `p @ sv`), no Vᵀ copy. LONGEST_FIRST (causal):
 # the grid's first blocks take the last query rows, which read the most key tiles, so the
 # short ones fill the last wave (FlashAttention-3's order); a permutation of the same blocks.
-# OVERLAP (P·V of the older tile under the softmax) builds clean but is not timed yet
+# OVERLAP (P·V of the older tile under the softmax) was 7-15% slower on the H200: ptxas waits
+# for that P·V before the exp2s (docs/attention.md). PINGPONG (the consumer warpgroups taking
+# turns at their S wgmma on named barriers) builds clean, not timed yet: pinnable only
 TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
-                           "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False},
+                           "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False,
+                           "PINGPONG": False, "WARPS": 12},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)
 

@@ -40,13 +40,27 @@ SHAPES = [
      "v must be [B, H_kv, N, D] as k (with VT: Vᵀ [B, H_kv, D, N'], N' >= N)"),
     (lambda p: p.q.depth % p.k.depth == 0,
      "q's heads must be a multiple of k's heads (grouped-query attention)"),
+    (lambda p: p.BM % 64 == 0 and p.WARPS == 4 * (1 + p.BM // 64),
+     "BM must be 64 rows per consumer warpgroup and WARPS 4 × (1 + BM / 64): BM 128 with "
+     "WARPS 12, BM 192 with WARPS 16"),
 ]
 
 
-# PINGPONG: the two consumer warpgroups take turns at their MMAs (FlashAttention-3's inter-
-# warpgroup overlap) on named barriers 1 and 2, each counting both warpgroups' 256 threads
-TURN_IDS = (1, 2)
+# PINGPONG: the consumer warpgroups take turns at their MMAs (FlashAttention-3's inter-
+# warpgroup overlap): warpgroup g syncs on named barrier 1 + g, counting its own 128 threads
+# and the 128 of the warpgroup before it, which arrive there when their MMAs are issued
 TURN_THREADS = 256
+PRODUCER_REGISTERS = 24
+REGISTER_FILE = 65536         # 32-bit registers a multiprocessor; one block a multiprocessor
+
+
+def consumer_registers(warps: int) -> int:
+    """The consumers' setmaxnreg: what the launch pool (65536 / threads a thread, rounded down
+    to 8) leaves after the producer's 128 threads at 24, at most 240 (384 threads: 240; 512
+    threads, 3 consumer warpgroups: 160)."""
+    threads = warps * 32
+    pool = REGISTER_FILE // threads // 8 * 8 * threads
+    return min(240, (pool - 128 * PRODUCER_REGISTERS) // (threads - 128) // 8 * 8)
 
 # exp(x·scale) = exp2(x·scale·log2 e): one multiply folded into the scale, and exp2f is
 # sm_90a's MUFU.EX2 with a denormal fix-up where expf adds a range reduction
@@ -58,7 +72,7 @@ def attention_ws(dtype: str):
     DT = getattr(hk, dtype)
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, p.BM), p.q.depth, p.q.batch),
-               requires=SHAPES, warps=12)
+               requires=SHAPES, warps="WARPS")
     def attention_ws(q: hk.Tensor[DT], k: hk.Tensor[DT], v: hk.Tensor[DT],
                      o: hk.Tensor[DT], scale: float, *, D: hk.Constexpr[int] = 128,
                      BM: hk.Constexpr[int] = 128, BK: hk.Constexpr[int] = 64,
@@ -66,7 +80,8 @@ def attention_ws(dtype: str):
                      VT: hk.Constexpr[bool] = False,
                      LONGEST_FIRST: hk.Constexpr[bool] = False,
                      OVERLAP: hk.Constexpr[bool] = False,
-                     PINGPONG: hk.Constexpr[bool] = False):
+                     PINGPONG: hk.Constexpr[bool] = False,
+                     WARPS: hk.Constexpr[int] = 12):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
             block = hk.cdiv(q.rows, BM) - 1 - block
@@ -123,27 +138,27 @@ def attention_ws(dtype: str):
                 acc += p @ sv                        # O += P·V, V [BK, D] read N-major
             return acc
 
+        groups = BM // 64                            # consumer warpgroups, 16 rows a warp
+
         def take_turn(j):
-            """PINGPONG: wait for this warpgroup's turn at the tensor cores (its barrier id
-            1 + warpgroup; 256 threads: its own 128 syncing, the other's 128 arriving). The
-            first turn is warpgroup 0's: warpgroup 1 gives it at step 0."""
+            """PINGPONG: wait for this warpgroup's turn at the tensor cores (barrier 1 + its
+            index). The first turn is warpgroup 0's: the last warpgroup gives it at step 0."""
             group = hk.arch.warp_id // 4
             if j == 0:
-                if group == 1:
-                    hk.bar_arrive(TURN_IDS[0], TURN_THREADS)
-            if group == 0:
-                hk.bar_sync(TURN_IDS[0], TURN_THREADS)
-            else:
-                hk.bar_sync(TURN_IDS[1], TURN_THREADS)
+                if group == groups - 1:
+                    hk.bar_arrive(1, TURN_THREADS)
+            for g in range(groups):                  # the ids are constants: a branch each
+                if group == g:
+                    hk.bar_sync(1 + g, TURN_THREADS)
 
         def pass_turn():
-            """PINGPONG: this warpgroup's MMAs are issued: the other's turn."""
-            if hk.arch.warp_id // 4 == 0:
-                hk.bar_arrive(TURN_IDS[1], TURN_THREADS)
-            else:
-                hk.bar_arrive(TURN_IDS[0], TURN_THREADS)
+            """PINGPONG: this warpgroup's MMAs are issued: the next one's turn."""
+            group = hk.arch.warp_id // 4
+            for g in range(groups):
+                if group == g:
+                    hk.bar_arrive(1 + (g + 1) % groups, TURN_THREADS)
 
-        @pipe.consumer(warpgroups=2, registers=240)
+        @pipe.consumer(warpgroups=groups, registers=consumer_registers(WARPS))
         def step(j, sk, sv, qr, row_max, row_sum, acc, p_prev):
             if PINGPONG:
                 take_turn(j)
@@ -168,8 +183,8 @@ def attention_ws(dtype: str):
             rows = block * pipe.consumer_warps + hk.arch.warp_id
             o[hk.tile_coord(z, h, rows, 0)] = (acc / row_sum).to(DT)
 
-        rows = BM // 8
-        mine = block * 8 + hk.arch.warp_id            # the producer's warps load zeros or
+        rows = 16                                    # a warp's rows: a warpgroup's m64
+        mine = block * (BM // rows) + hk.arch.warp_id   # the producer's warps load zeros or
         qr = q[hk.tile_coord(z, h, mine, 0)].load(hk.RT(DT, rows, D))   # rows unused
         pipe.run(qr, hk.neg_infty(hk.RV(hk.fp32, rows)), hk.zeros(hk.RV(hk.fp32, rows)),
                  hk.zeros(hk.RT(hk.fp32, rows, D)), hk.zeros(hk.RT(DT, rows, BK)))
