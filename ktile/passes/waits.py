@@ -62,7 +62,8 @@ MAX_ROUNDS = 64            # loop fixpoint rounds before the loads are declared 
 @dataclass(frozen=True)
 class InFlight:
     """One asynchronous op not yet known complete."""
-    counter: str                             # "vm", "lds" or "wgmma"
+    counter: str                             # "vm", "lds" or "wgmma"; "acc": a wgmma
+                                             # completed unbound (waits_mma.unbound)
     op: Operation                            # the kt.copy_async, kt.lds_load or kt.mma_shared
     names: frozenset[SSAValue]               # values naming the tile it writes
     reads: frozenset[SSAValue] = frozenset()  # lds, wgmma: values naming the shared tiles read
@@ -181,12 +182,14 @@ class InFlightAnalysis:
         values = list(op.operands if values is None else values)
         check_uses_waited(op, values, queue)
         hits = waits_mma.accumulators_read(values, queue)
-        if not hits:
+        unbound = waits_mma.unbound_read(values, queue) if self.plan else []
+        if not hits and not unbound:
             return queue
         if not self.plan:
             raise waits_mma.read_in_flight(op, hits[0], queue)
-        self.planned.setdefault(op, []).extend(v for v in hits if v not in self.planned[op])
-        return self.complete(queue, "wgmma", set(hits), op)
+        reads = hits + [v for v in unbound if v not in hits]
+        self.planned.setdefault(op, []).extend(v for v in reads if v not in self.planned[op])
+        return waits_mma.bound(self.complete(queue, "wgmma", set(hits), op), set(reads))
 
     def complete(self, queue: Queue, counter: str, named: set[SSAValue], wait: Operation) -> Queue:
         """The queue after a wait that names `named`: for `counter`, the newest live entry
@@ -198,7 +201,9 @@ class InFlightAnalysis:
             self.record(wait, counter, queue, live, newest)
         settled = (settle(e, i, counter, newest, named, wait, self.warpgroups)
                    for i, e in enumerate(queue))
-        return waits_mma.dedupe(tuple(e for e in settled if e is not None))
+        unbound = waits_mma.unbound((queue[i] for i in live if i <= newest), named) \
+            if counter == "wgmma" else []
+        return waits_mma.dedupe(tuple(e for e in settled if e is not None) + tuple(unbound))
 
     def copy(self, op: kt.CopyAsyncOp, queue: Queue) -> Queue:
         check_copy_target(op, queue)
@@ -243,7 +248,7 @@ class InFlightAnalysis:
         named = set().union(*(may_alias(t) for t in op.tiles))
         for counter in COUNTERS:
             queue = self.complete(queue, counter, named, op)
-        return queue
+        return waits_mma.bound(queue, named)
 
     def record(self, op: kt.WaitForOp, counter: str, queue: Queue, live: list[int],
                newest: int) -> None:
@@ -385,7 +390,8 @@ def rename(paths: Iterable[Queue], pairs: Iterable[tuple[SSAValue, SSAValue]],
 
     def moved(q: Queue) -> Queue:
         out = (e.renamed(names(e.names), names(e.reads)) for e in q)
-        return tuple(e for e in out if e.names or not e.completed_by or e.counter == "wgmma")
+        return tuple(e for e in out if e.names or e.counter == "wgmma"
+                     or not (e.completed_by or e.counter == "acc"))
 
     return frozenset(moved(q) for q in paths)
 

@@ -11,6 +11,14 @@ multiplies. This module holds what is particular to it:
   puts a kt.wait_for naming those accumulators right before it (the op's own line), and the
   second analysis derives that wait's count like any other. So `out[...] = acc.to(bf16)` after
   the K loop gets `wgmma.wait_group 0`, and a read inside the loop drains the pipeline there.
+- a wgmma completed by a wait that does not name its accumulator (one naming its shared
+  operands: `hk.wait_for(*sa, *sb)` after the K loop) leaves the accumulator's registers
+  unbound there: the wait is an `asm volatile` with a memory clobber, so nvcc may read them
+  (a bit-cast for the store, a move at the loop's exit) before it, while the wgmma still
+  writes them, and ptxas says nothing (skinny_wgmma_nt's rows 16 and up on the H200,
+  2026-12-02). Such a group leaves an "acc" entry (`unbound`); a later read of the
+  accumulator gets a kt.wait_for naming it right before it, as an in-flight read does, whose
+  `kt::bind` ties the registers after the earlier wait.
 - a copy or shared store into a tile that an in-flight wgmma reads is refused at its line:
   the author names the tile in a wait first (`hk.wait_for(sb[free])` completes the wgmma that
   read it, leaving the newer ones in flight), and in a kernel of several warpgroups a barrier
@@ -47,6 +55,26 @@ def accumulators_read(values: Iterable[SSAValue], queue: Queue) -> list[SSAValue
     if not pending:
         return []
     return [v for v in dict.fromkeys(values) if any(v in e.names for e in pending)]
+
+
+def unbound(completed: Iterable[InFlight], named: set[SSAValue]) -> list[InFlight]:
+    """An "acc" entry for each wgmma group a wait completes without naming its accumulator:
+    its registers are not bound at that wait (module docstring)."""
+    from .waits import InFlight
+    return [InFlight("acc", e.op, e.names) for e in completed if e.names and not e.names & named]
+
+
+def unbound_read(values: Iterable[SSAValue], queue: Queue) -> list[SSAValue]:
+    """The values among `values` that name an accumulator completed but not bound."""
+    entries = [e for e in queue if e.counter == "acc"]
+    if not entries:
+        return []
+    return [v for v in dict.fromkeys(values) if any(v in e.names for e in entries)]
+
+
+def bound(queue: Queue, named: set[SSAValue]) -> Queue:
+    """The queue after a wait naming `named`: the "acc" entries of those accumulators go."""
+    return tuple(e for e in queue if not (e.counter == "acc" and e.names & named))
 
 
 def insert_waits(planned: dict[Operation, list[SSAValue]]) -> None:

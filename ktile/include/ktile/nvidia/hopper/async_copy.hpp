@@ -143,7 +143,13 @@ __device__ __forceinline__ void wait() {
 // above the wait before it.
 namespace detail {
 template <class X> __device__ __forceinline__ void bind_value(X& v) {
-  if constexpr (sizeof(X) == 8) {
+  if constexpr (std::is_same<X, float2>::value) {
+    // fp32 pairs (an accumulator's) in place: a bit-cast would be a move nvcc may put before
+    // the wait this bind follows (a wgmma's registers read while it still writes them)
+    asm volatile("" : "+f"(v.x), "+f"(v.y));
+  } else if constexpr (std::is_same<X, float>::value) {
+    asm volatile("" : "+f"(v));
+  } else if constexpr (sizeof(X) == 8) {
     uint64_t b = bits_of<uint64_t>(v);
     uint32_t lo = static_cast<uint32_t>(b), hi = static_cast<uint32_t>(b >> 32);
     asm volatile("" : "+r"(lo), "+r"(hi));
