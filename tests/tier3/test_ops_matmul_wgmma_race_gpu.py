@@ -1,0 +1,65 @@
+"""The wgmma decode kernels on the GPU, each run 10 times (tier 3, skipped without one): every
+shipped and pinnable constant set of `skinny_wgmma_nt` and `wgmma_gemv_nt` at M 4 and 32 x
+4096 x 4096 against the fp32 product, every run. The race this guards: the accumulator read
+for the store before the last wgmma finished writing it (nvcc's bit-casts above the drain),
+which gave wrong rows 16 and up at some runs and constants only (H200, 2026-12-02: STAGES 4
+at M 32, A_REGS 1 at M 4 and 32); fixed in the waits pass (tests/tier1/
+test_wgmma_accumulator_bound.py checks the PTX). Under compute-sanitizer:
+
+    compute-sanitizer --tool racecheck python3 -m pytest -q -x \\
+        tests/tier3/test_ops_matmul_wgmma_race_gpu.py -k "racecheck"
+"""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.tier3,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="tier 3: needs a GPU")]
+
+from test_ops_matmul_gpu import assert_close, rand  # noqa: E402
+
+RUNS = 10
+
+
+def constant_sets():
+    """(kernel, constants): the routes, then every set tier 3 and benchmarks/gemv_sweep.py pin."""
+    from ktile.ops.matmul import config
+    sets = [(r.kernel, dict(r.constants))
+            for r in config.SKINNY_WGMMA_ROUTES + config.WGMMA_GEMV_ROUTES]
+    sets += [("skinny_wgmma_nt", c) for c in (
+        {"BN": 128, "BK": 64, "STAGES": 4}, {"BN": 128, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0},
+        {"BN": 128, "BK": 64, "STAGES": 3, "IN_FLIGHT": 0}, {"BN": 64, "BK": 64, "STAGES": 4},
+        {"BN": 64, "BK": 128, "STAGES": 3}, {"BN": 128, "BK": 64, "STAGES": 4, "A_REGS": 1},
+        {"BN": 64, "BK": 64, "STAGES": 6})]
+    sets += [("wgmma_gemv_nt", c) for c in (
+        {"BN": 32, "BK": 128, "STAGES": 6}, {"BN": 32, "BK": 128, "STAGES": 8},
+        {"BN": 32, "BK": 128, "STAGES": 8, "A_REGS": 1}, {"BN": 32, "BK": 64, "STAGES": 6},
+        {"BN": 64, "BK": 64, "STAGES": 4}, {"BN": 64, "BK": 128, "STAGES": 4})]
+    return sets
+
+
+def pinned(kernel, constants):
+    from ktile.ops import _library as lib
+    from ktile.ops.matmul import config
+    from ktile.ops.matmul.op import OP
+    return lib.pinned(OP.table, lib.Route(kernel, constants, targets=config.SM90))
+
+
+@pytest.mark.parametrize("kernel,constants", constant_sets(), ids=str)
+@pytest.mark.parametrize("m", [4, 32])
+def test_every_run_matches_fp32(kernel, constants, m):
+    import ktile.ops as ops
+    a, w = rand(m, 4096, seed=m), rand(4096, 4096, seed=100 + m)
+    with pinned(kernel, constants):
+        for _ in range(RUNS):
+            assert_close(ops.matmul(a, w.t()), a, w.t(), None)
+
+
+@pytest.mark.parametrize("kernel,constants", constant_sets()[:2], ids=str)
+def test_racecheck(kernel, constants):
+    """One run of each route at M 32 (the form to run under compute-sanitizer: fast)."""
+    import ktile.ops as ops
+    a, w = rand(32, 4096, seed=1), rand(4096, 4096, seed=2)
+    with pinned(kernel, constants):
+        got = ops.matmul(a, w.t())
+    torch.cuda.synchronize()
+    assert_close(got, a, w.t(), None)
