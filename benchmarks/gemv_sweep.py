@@ -89,24 +89,9 @@ def prebuild(specs: set[str], multiprocessors: int, workers: int = 8) -> dict[st
     return {spec: err for spec, err in failed.items() if err}
 
 
-_evict = None
-
-
-def clean_flush() -> None:
-    """The timing module's flush, then a read of another 256 MiB: L2's dirty lines written back
-    before the timed call, its lines left clean."""
-    import torch
-    from ktile.bench import timing
-    global _evict
-    if _evict is None:
-        _evict = torch.ones(timing.FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
-    timing.flush_l2()
-    _evict.sum()
-
-
 def time_fn(fn, clean: bool, repeats: int = REPEATS) -> float:
     """Median device ms of fn(): ktile.bench.timing.time_call's protocol (flush, spin, events),
-    with clean_flush where asked and a longer spin (COVER_US: a pinned route plans each call
+    with timing.clean_flush_l2 where asked and a longer spin (COVER_US: a pinned route plans each call
     on the host, which must not show in the device time)."""
     import statistics
     import torch
@@ -117,7 +102,7 @@ def time_fn(fn, clean: bool, repeats: int = REPEATS) -> float:
     pairs = []
     cover = timing._cover_cycles() * COVER_US // timing.HOST_COVER_US
     for _ in range(repeats):
-        clean_flush() if clean else timing.flush_l2()
+        timing.clean_flush_l2() if clean else timing.flush_l2()
         torch.cuda._sleep(cover)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()

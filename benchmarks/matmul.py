@@ -14,7 +14,9 @@ The product is nn.Linear's: a [M, K] times W.t() for a weight W [N, K], bf16 in 
 2048, 4096, 8192} × the same, plus 4096³ and 8192³. Every ktile result is checked against an
 fp32 product of the same inputs before it is timed (a wrong result is reported, not timed).
 
-Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times), eager
+Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times; decode
+shapes also with `clean=True`, the flush's dirty lines written back before the call: the
+`*_clean` entries and the table's "clean" line, cuBLAS measured the same way), eager
 and replayed from a CUDA graph (the graph removes the host's launch gaps: ktile's decode path
 is two launches plus Python checks). Decode shapes report % of the device's copy bandwidth
 (bytes: W + a + out; copy: read + write of a 1 GiB copy, measured in the same process);
@@ -134,10 +136,10 @@ def time_route(spec: str, m: int, n: int, a, w, bias, args) -> dict:
         return {**out, **timed(fn, args.repeats), "graph": graph}
 
 
-def timed(fn, repeats: int) -> dict:
+def timed(fn, repeats: int, clean: bool = False) -> dict:
     from ktile.bench.timing import time_call
     try:
-        t = time_call(fn, repeats=repeats)
+        t = time_call(fn, repeats=repeats, clean=clean)
     except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
         return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
     return t.as_dict()
@@ -163,12 +165,14 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
     ours = lambda: ops.matmul(a, b, bias)                         # noqa: E731
     theirs = (lambda: torch.addmm(bias, a, b)) if bias is not None else \
         (lambda: torch.matmul(a, b))
+    flushes = ("", "_clean") if kind == "decode" else ("",)     # decode: both flushes
     for name, fn in (("ktile", ours), ("torch", theirs)):
-        row[name] = timed(fn, args.repeats)
-        try:
-            row[name + "_graph"] = timed(graphed(fn), args.repeats)
-        except Exception as err:   # noqa: BLE001
-            row[name + "_graph"] = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+        for flush in flushes:
+            row[name + flush] = timed(fn, args.repeats, clean=bool(flush))
+            try:
+                row[name + "_graph" + flush] = timed(graphed(fn), args.repeats, clean=bool(flush))
+            except Exception as err:   # noqa: BLE001
+                row[name + "_graph" + flush] = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
     for spec in args.route:
         timing = time_route(spec, m, n, a, w, bias, args)
         row[f"route:{spec}"] = timing
@@ -181,8 +185,10 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
     return row
 
 
-def best(row: dict, who: str) -> float | None:
-    times = [row.get(key, {}).get("ms") for key in (who, who + "_graph")]
+def best(row: dict, who: str, flush: str = "") -> float | None:
+    """The faster of eager and graphed `who` ("ktile", "torch") under `flush` ("": the
+    timing module's default, "_clean": dirty lines written back first, decode rows)."""
+    times = [row.get(key, {}).get("ms") for key in (who + flush, who + "_graph" + flush)]
     times = [t for t in times if t]
     return min(times) if times else None
 
@@ -206,6 +212,14 @@ def print_table(rows: list[dict]) -> None:
         print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
               f"{us['ktile_graph']:8.1f} {us['torch']:9.1f} {us['torch_graph']:8.1f} | "
               f"{speedup:6.2f}x | {figure:>14} {'yes' if row['correct'] else 'NO'}")
+        if "ktile_clean" in row:
+            clean = {key: row[key].get("ms", float("nan")) * 1e3 for key in
+                     ("ktile_clean", "ktile_graph_clean", "torch_clean", "torch_graph_clean")}
+            ours, theirs = best(row, "ktile", "_clean"), best(row, "torch", "_clean")
+            ratio = theirs / ours if ours and theirs else float("nan")
+            print(f"{'  clean':8} {'':5} {'':6} {'':6} | {clean['ktile_clean']:9.1f} "
+                  f"{clean['ktile_graph_clean']:8.1f} {clean['torch_clean']:9.1f} "
+                  f"{clean['torch_graph_clean']:8.1f} | {ratio:6.2f}x | (L2 written back)")
         for key in [key for key in row if key.startswith("route:") and
                     not key.endswith("_graph")]:
             t, g = row[key], row[key + "_graph"]

@@ -4,6 +4,13 @@ Each sample is one call between two CUDA events, after a write of a buffer large
 every call reads its inputs from HBM, as in a model where the layer before evicted them). The
 figure is the median of the samples, the noise their interquartile range over the median.
 
+`clean=True` (time_call's option, off by default: every figure so far is the default's) reads
+a second buffer of FLUSH_BYTES after the write, so the write's dirty lines are written back
+before the call instead of during it: after the write alone, the timed call's reads evict up
+to L2's size of dirty lines and pay their write-back (on the H200 a 32 MiB decode GEMV read
+about 50 MiB more; benchmarks/gemv_sweep.py --clean-flush), a cost a layer after one that only
+read does not see.
+
 Device time, not host time: after the flush the GPU spins for HOST_COVER_US (a kernel that
 only counts clock cycles, touching no memory), so the host has issued the call before the start
 event is reached, whatever its Python costs; every alternative is timed the same way. The host's
@@ -21,6 +28,7 @@ WARMUP = 3
 REPEATS = 30
 
 _flush_buffer = None
+_evict_buffer = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,16 @@ def flush_l2() -> None:
     _flush_buffer.zero_()
 
 
+def clean_flush_l2() -> None:
+    """flush_l2, then a read of another FLUSH_BYTES: L2 left holding clean lines only."""
+    import torch
+    global _evict_buffer
+    if _evict_buffer is None:
+        _evict_buffer = torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
+    flush_l2()
+    _evict_buffer.sum()
+
+
 def _cover_cycles() -> int:
     """GPU clock cycles in HOST_COVER_US at the device's clock rate."""
     import torch
@@ -57,8 +75,9 @@ def summarize(samples_ms: list[float]) -> Timing:
     return Timing(median, (q3 - q1) / median if median > 0 else 0.0, len(samples_ms))
 
 
-def time_call(fn, repeats: int = REPEATS, warmup: int = WARMUP) -> Timing:
-    """The device time of `fn()` (L2 flushed before each sample)."""
+def time_call(fn, repeats: int = REPEATS, warmup: int = WARMUP, clean: bool = False) -> Timing:
+    """The device time of `fn()` (L2 flushed before each sample; `clean`: and its dirty lines
+    written back, module docstring)."""
     import torch
     for _ in range(warmup):
         fn()
@@ -66,7 +85,7 @@ def time_call(fn, repeats: int = REPEATS, warmup: int = WARMUP) -> Timing:
     pairs = []
     cover = _cover_cycles()
     for _ in range(repeats):
-        flush_l2()
+        clean_flush_l2() if clean else flush_l2()
         torch.cuda._sleep(cover)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()

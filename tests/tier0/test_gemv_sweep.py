@@ -55,3 +55,22 @@ def test_summary_of_a_shape_where_nothing_ran():
     assert s["best"] is None and s["routed_x_cublas"] is None
     assert math.isnan(gemv_sweep.geomean([s["routed_x_cublas"], s["x_cublas"]]))  # none ran
     assert gemv_sweep.geomean([2.0, None, 8.0]) == pytest.approx(4.0)
+
+
+def test_matmul_decode_rows_report_both_flushes(capsys):
+    """benchmarks/matmul.py: a decode row's `*_clean` timings (timing.time_call(clean=True))
+    give their own speedup line beside the default flush's."""
+    import matmul
+    row = {"kind": "decode", "m": 4, "n": 4096, "k": 4096, "correct": True}
+    for who, ms in (("ktile", 0.030), ("torch", 0.020)):
+        row[who] = {"ms": ms, "pct_copy": 50.0}
+        row[who + "_graph"] = {"ms": ms - 0.004}
+        row[who + "_clean"] = {"ms": ms - 0.010}
+        row[who + "_graph_clean"] = {"ms": ms - 0.008}
+    assert matmul.best(row, "ktile") == pytest.approx(0.026)
+    assert matmul.best(row, "ktile", "_clean") == pytest.approx(0.020)
+    matmul.print_table([row])
+    lines = capsys.readouterr().out.splitlines()
+    clean = [line for line in lines if line.startswith("  clean")]
+    assert len(clean) == 1 and "0.50x" in clean[0], lines          # 0.010 / 0.020
+    assert "0.62x" in lines[1], lines                               # 0.016 / 0.026
