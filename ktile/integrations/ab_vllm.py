@@ -211,14 +211,16 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
 
 
 def model_routes(model: str) -> tuple:
-    """The routes a checkpoint's layers call: a MoE model's (every layer sparse) has no dense
-    MLP (no silu_and_mul: the experts' SiLU is inside fused_moe), a dense one no fused_moe."""
-    from .vllm import ROUTES
+    """The switched-on routes a checkpoint's layers call: a MoE model's (every layer sparse)
+    has no dense MLP (no silu_and_mul: the experts' SiLU is inside fused_moe), a dense one no
+    fused_moe."""
+    from . import _core
+    from .vllm import ENGINE, ROUTES
     with open(os.path.join(model, "config.json")) as f:
         config = json.load(f)
-    moe = config.get("num_experts", 0) > 0 and not config.get("mlp_only_layers")
-    absent = "silu_and_mul" if moe else "fused_moe"
-    return tuple(route for route in ROUTES if route != absent)
+    experts = config.get("num_experts") or config.get("num_local_experts") or 0
+    absent = "silu_and_mul" if experts and not config.get("mlp_only_layers") else "fused_moe"
+    return tuple(route for route in ROUTES if route != absent and _core.enabled(ENGINE, route))
 
 
 def routed_everywhere(result: dict) -> bool:
