@@ -116,3 +116,24 @@ def test_fused_moe_replays_from_a_cuda_graph():
     graph.replay()
     torch.cuda.synchronize()
     check_fused(out, x, w13, w2, weights, ids)
+
+
+def test_the_decode_layout_made_inside_a_capture_is_not_kept():
+    """At 3 tokens (24 slots: the decode layout) first seen inside a capture: its constant
+    arrays are made by captured kernels (run only at replay), so they are not cached; an eager
+    call afterwards makes its own and gives the replay's bits."""
+    import ktile.ops as ops
+    from ktile.ops.moe import align
+    warm = qwen3_layer(4)
+    ops.fused_moe(*warm)                               # builds outside the capture
+    x, w13, w2, weights, ids = qwen3_layer(3)
+    assert config.direct(3, ids.numel(), w13.shape[0])
+    align._DIRECT.clear()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = ops.fused_moe(x, w13, w2, weights, ids)
+    assert not align._DIRECT
+    graph.replay()
+    torch.cuda.synchronize()
+    check_fused(out, x, w13, w2, weights, ids)
+    assert torch.equal(ops.fused_moe(x, w13, w2, weights, ids), out)
