@@ -5,13 +5,27 @@
   second read can come from L2), 16 words (128 columns) a block, its 4 warps splitting CHUNKs of
   32 rows of K, and K split over blocks until about BLOCKS_PER_SM blocks per multiprocessor;
   then matmul's `splitk_reduce` (the op's `also` kernel) adds the partials in a fixed order;
-- larger M: `awq_dequant` writes w [K, N] in x's dtype, then ktile.ops.matmul multiplies (the
-  first prefill form; a GEMM that dequantises in its producer is the next step).
+- larger M: `awq_dequant` (at DEQUANT's constants) writes w [K, N] in x's dtype, then a GEMM
+  reads it as it lies: on sm_90a from M > WGMMA_MIN_M `wgmma_ws_nn` (ktile/ops/matmul/
+  tiles_ws_nn.py: TMA stages of A and of w's K×N tiles, `acc += a @ s` by wgmma's N-major
+  descriptor), tiles as matmul's NT routes (128 × 128 / 6 stages up to 1024 rows, 128 × 256 /
+  4 above); elsewhere (and M 33..64 on sm_90a, matmul's split-K skinny kernels) the
+  `awq_dequant` route hands w to ktile.ops.matmul. Why dequantise first rather than in the
+  GEMM's producer: the pass costs w's 2·K·N bytes written and read again (K 4096 × N 24576:
+  201 MB each way, ~0.1 ms at the H200's ~4 TB/s), the GEMM 2·M·N·K flops (M 512: 103 GFLOP,
+  ~0.16 ms at ~650 TFLOP/s), and torch's dequantisation before cuBLAS (the baseline) makes
+  several [K, N] passes of int32 and 16-bit values; a producer that dequantises needs a
+  warpgroup's converted codes stored to shared (no TMA for them), a proxy fence before the
+  wgmma reads them, and far more than the producer's 24 registers: the next step, for M
+  about 512 and below where the pass is a large part of the time. Constants: one H200 run of
+  benchmarks/awq.py --constants picks them (the routes are not yet timed). The dequantiser's
+  constants come from DEQUANT.
 
 sm_90a registers (ptxas, CUDA 13.0, bf16, 4 warps): awq_gemv MB 1 / UNROLL 2: 120 (4 blocks
 per SM), MB 2 / 4: 128 (4), MB 4 / 2: 153 (3); MB 1 at UNROLL 4 is over the budgets pass's
-estimate (138 registers: 12 warps resident), so not shipped. awq_dequant: 60. Not yet timed
-on the H200 (benchmarks/awq.py)."""
+estimate (138 registers: 12 warps resident), so not shipped. awq_dequant: 60. wgmma_ws_nn
+(bf16 / fp16, BN 64..256): 168 at launch (the roles' 24 / 240 after setmaxnreg), 0 spills,
+147-205 KB of shared stages. Not yet timed on the H200 (benchmarks/awq.py)."""
 from __future__ import annotations
 
 from .._library import AMD_TARGETS, Route, RoutingTable
@@ -32,7 +46,18 @@ SM90 = ("sm_90a",)
 # so the AMD routes take UNROLL 1 at MB 1 and 2
 DECODE_ROUTES = [gemv(1, 2, 1, SM90), gemv(2, 4, 2, SM90), gemv(4, 2, DECODE_MAX_M, SM90),
                  gemv(1, 1, 1, AMD_TARGETS), gemv(2, 1, DECODE_MAX_M, AMD_TARGETS)]
-PREFILL_ROUTES = [Route("awq_dequant", {"R": 16, "KB": 32, "WARPS": 4}, sample=(40, 136))]
+# prefill: the dequantiser's constants, then the GEMM the route names
+DEQUANT = Route("awq_dequant", {"R": 16, "KB": 32, "WARPS": 4}, sample=(40, 136))
+WGMMA_MIN_M = 64
+WS_SMALL_M = 1024
+
+
+def wgmma_nn(bn: int, stages: int, **fits) -> Route:
+    return Route("wgmma_ws_nn", {"BN": bn, "STAGES": stages, "GROUP_M": 8}, targets=SM90,
+                 min_rows=WGMMA_MIN_M + 1, sample=(200, 264), **fits)
+
+
+PREFILL_ROUTES = [wgmma_nn(128, 6, max_rows=WS_SMALL_M), wgmma_nn(256, 4), DEQUANT]
 TABLE = RoutingTable(DECODE_ROUTES + PREFILL_ROUTES)
 
 # the partials' reduction: ktile.ops.matmul's kernel at its shipped constants

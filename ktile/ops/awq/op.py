@@ -5,7 +5,8 @@ qweight, scales, qzeros, group_size=128)` → w [K, N] in the scales' dtype
 (`torch.ops.ktile.awq_dequantize`).
 
 Routes (config.py): M ≤ 32 the decode GEMV (fp32 partials split over K's groups, then a
-fixed-order reduction: no atomics), larger M the dequantiser then ktile.ops.matmul. The decode
+fixed-order reduction: no atomics), larger M the dequantiser then a GEMM of w [K, N] as it
+lies (sm_90a from M 65: `wgmma_ws_nn`; else ktile.ops.matmul). The decode
 GEMV reads x as fp32 (converted here: M × K values)."""
 from __future__ import annotations
 
@@ -16,17 +17,17 @@ import torch
 from .. import _library as lib
 from ..matmul import skinny
 from ..matmul.op import matmul, multiprocessors, zero_bias
+from ..matmul.tiles_ws_nn import wgmma_ws_nn
 from . import checks, config, kernels
 
 KERNELS = {"awq_gemv": kernels.awq_gemv, "awq_dequant": kernels.awq_dequant,
-           "splitk_reduce": skinny.splitk_reduce}
+           "splitk_reduce": skinny.splitk_reduce, "wgmma_ws_nn": wgmma_ws_nn}
 DTYPES = ("bf16", "fp16")
 
 
 def dequantize_into(qweight, scales, qzeros, out: torch.Tensor) -> None:
     k, n = out.shape
-    route = next(r for r in config.TABLE.routes if r.kernel == "awq_dequant")
-    pinned = config.TABLE.pinned
+    route, pinned = config.DEQUANT, config.TABLE.pinned
     if pinned is not None and pinned.kernel == "awq_dequant":
         route = pinned
     kernel = OP.kernel(route, lib.kt_dtype(scales))
@@ -37,10 +38,14 @@ def dequantize_into(qweight, scales, qzeros, out: torch.Tensor) -> None:
 def launch(x, qweight, scales, qzeros, out: torch.Tensor) -> None:
     (m, k), n = x.shape, out.shape[1]
     route = config.TABLE.choose(m, n, lib.target_of(x))
-    if route.kernel == "awq_dequant":                       # prefill: dequantise, then GEMM
+    if route.kernel in ("awq_dequant", "wgmma_ws_nn"):     # prefill: dequantise, then GEMM
         w = torch.empty((k, n), dtype=scales.dtype, device=x.device)
         dequantize_into(qweight, scales, qzeros, w)
-        matmul(x, w, out=out)
+        if route.kernel == "awq_dequant":
+            matmul(x, w, out=out)
+        else:                                               # w read K×N as it lies
+            lib.run(OP.kernel(route, lib.kt_dtype(x)), x, w, zero_bias(n, x), out,
+                    **route.constants)
         return
     dtype = lib.kt_dtype(x)
     count = config.split_count(m, n, k, route, multiprocessors(x))
@@ -140,7 +145,8 @@ def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, 
     want = getattr(dtypes, dtype).round(
         reference(xs, host[0], ss, host[1]).astype("float32"))
     got = awq_gemm(x, qweight, scales, qzeros)
-    prefill = config.TABLE.choose(rows, n, lib.target_of(x)).kernel == "awq_dequant"
+    prefill = config.TABLE.choose(rows, n, lib.target_of(x)).kernel in ("awq_dequant",
+                                                                         "wgmma_ws_nn")
     w = dequantize(host[0], ss, host[1])
     return lib.max_error(got, want), tolerance(xs, w, want, dtype, rounded_weights=prefill)
 
