@@ -78,15 +78,26 @@ def expected(a, w, scale_a, scale_b) -> tuple:
     import torch
     from ktile.ops.scaled_mm.reference import on_hopper, tolerance_of
     exact = a.double() @ w.double().t()
-    one = torch.ones((), device=DEVICE[0])
-    errors = [error(torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.float32,
-                                     use_fast_accum=fast), exact) for fast in (False, True)]
+    errors = [torch_error(a, w, exact, fast) for fast in (False, True)]
     scales_max = float(scale_a.abs().max()) * float(scale_b.abs().max())
     want = (exact * scale_a.double() * scale_b.double()).float().bfloat16().float()
     del exact
     tol = tolerance_of(a.shape[1], float(a.float().abs().max()), float(w.float().abs().max()),
                        scales_max, float(want.abs().max()), "bf16")
     return want, *(on_hopper(tol, e, scales_max) for e in errors)
+
+
+def torch_error(a, w, exact, fast: bool) -> float:
+    """torch._scaled_mm's max error against `exact` at unit scales, fp32 out (0 where this
+    torch build refuses the call: the tolerance is then the reference's alone)."""
+    import torch
+    one = torch.ones((), device=DEVICE[0])
+    try:
+        return error(torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.float32,
+                                      use_fast_accum=fast), exact)
+    except RuntimeError as exc:
+        print(f"  torch._scaled_mm(use_fast_accum={fast}) refused: {str(exc)[:120]}")
+        return 0.0
 
 
 def error(got, want) -> float:
