@@ -4,6 +4,8 @@ baselines, in one process (issue #11).
     python3 benchmarks/awq.py --quick --json /tmp/awq.json    # a subset (~1-2 min with builds)
     python3 benchmarks/awq.py --json /tmp/awq.json            # every shape (~4-6 min)
     python3 benchmarks/awq.py --check-only                    # correctness only, no timing
+    python3 benchmarks/awq.py --constants BN=256,STAGES=4 --constants wgmma_ws_nn:BN=128
+                                                              # also time pinned variants
 
 Shapes: Qwen3-8B's linear layers, (N, K) in {(6144, 4096), (4096, 4096), (24576, 4096),
 (4096, 12288)}; decode M in {1, 2, 4, 8, 16, 32}, prefill M in {512, 2048, 4096}. Inputs: x
@@ -18,7 +20,12 @@ torch.matmul); GB/s on the bytes the product must read (qweight + scales + zeros
 of the device's copy bandwidth (read + written bytes of a 1 GiB copy, measured here).
 Prefill: ktile (awq_dequantize then ktile.ops.matmul), `torch` (torch's dequantisation then
 cuBLAS), and `cublas` (cuBLAS on the already dequantised weight: the floor); TFLOP/s.
-Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times);
+`--constants [KERNEL:]NAME=VALUE,...` (repeatable) also times the op pinned to a variant: the
+route the shape takes (or KERNEL's first route that fits it, else its first), its constants
+overridden where given, at each shape whose route has every NAME; checked first like every
+contender, reported as `ktile[SPEC]` (JSON and one table line each). Prefill rows also time
+`dequant` (ktile.ops.awq_dequantize alone, checked exact to one rounding) so the GEMM's share
+shows. Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times);
 decode is also replayed from a CUDA graph (ktile's decode is a conversion of x and two
 launches plus Python checks). Exit code 1 when a result was wrong, 2 without a CUDA GPU.
 `run(args) -> list[dict]` is the entry benchmarks/matmul.py can call as a section.
@@ -148,6 +155,60 @@ def contenders(kind: str, x, qweight, scales, qzeros) -> dict:
     return found
 
 
+def pinned_route(spec: str, m: int, n: int):
+    """The awq Route `spec` ([KERNEL:]NAME=VALUE,...) names at M = m on sm_90a, or None where
+    it does not apply (KERNEL not this shape's kind of route, a NAME not among its constants)."""
+    import dataclasses
+    from ktile.ops.awq import config
+    kernel, _, given = spec.rpartition(":")
+    routed = config.TABLE.choose(m, n, "sm_90a")
+    if kernel:
+        mine = [r for r in config.TABLE.routes
+                if r.kernel == kernel and (r.targets is None or "sm_90a" in r.targets)]
+        if not mine:
+            raise SystemExit(f"--constants {spec}: no {kernel} route for sm_90a in "
+                             f"ktile/ops/awq/config.py")
+        base = next((r for r in mine if r.fits(m, n, "sm_90a")), mine[0])
+        if (base.kernel == "awq_gemv") != (routed.kernel == "awq_gemv"):
+            return None                                 # a decode route at prefill M, or back
+    else:
+        base = routed
+    constants = dict(base.constants)
+    for item in filter(None, given.split(",")):
+        name, _, value = item.partition("=")
+        if name not in constants:
+            return None
+        constants[name] = int(value)
+    return dataclasses.replace(base, constants=constants, max_rows=None, min_rows=None,
+                               max_cols=None)
+
+
+def variants(m: int, n: int, x, qweight, scales, qzeros, specs) -> dict:
+    """`ktile[SPEC]` → (the op pinned to SPEC's route, rounds the weights first) where it
+    applies to this shape."""
+    import ktile.ops as ops
+    from ktile.ops import _library as lib
+    from ktile.ops.awq import config
+    found = {}
+    for spec in specs:
+        route = pinned_route(spec, m, n)
+        if route is None:
+            continue
+
+        def fn(route=route):
+            with lib.pinned(config.TABLE, route):
+                return ops.awq_gemm(x, qweight, scales, qzeros)
+        found[f"ktile[{spec}]"] = (fn, route.kernel != "awq_gemv")
+    return found
+
+
+def check_dequant(w32, got, dtype: str) -> tuple[float, float]:
+    """(max error, tolerance) of a 16-bit w against the exact one: half an ulp of each."""
+    from ktile.ops.awq.reference import ULP
+    return (float((got.float() - w32).abs().max()),
+            float(w32.abs().max()) * ULP[dtype] / 2)
+
+
 def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
     """One shape: check every contender's result, then time the correct ones."""
     import torch
@@ -157,12 +218,19 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
     w32 = torch_dequantize(qweight, scales, qzeros, torch.float32)
     row = {"kind": kind, "m": m, "n": n, "k": k, "dtype": args.dtype, "correct": True}
     nbytes = sum(t.numel() * t.element_size() for t in (qweight, scales, qzeros, x))
-    for name, (fn, rounded) in contenders(kind, x, qweight, scales, qzeros).items():
+    found = contenders(kind, x, qweight, scales, qzeros)
+    found.update(variants(m, n, x, qweight, scales, qzeros, args.constants))
+    if kind == "prefill":
+        import ktile.ops as ops
+        found["dequant"] = (lambda: ops.awq_dequantize(qweight, scales, qzeros), None)
+    for name, (fn, rounded) in found.items():
         try:
-            err, tol = check(x, w32, fn(), args.dtype, rounded)
+            got = fn()
+            err, tol = (check_dequant(w32, got, args.dtype) if rounded is None
+                        else check(x, w32, got, args.dtype, rounded))
         except Exception as failure:   # noqa: BLE001 - reported, not fatal
             row[name] = {"error": f"{type(failure).__name__}: {str(failure)[:300]}"}
-            row["correct"] &= name != "ktile"
+            row["correct"] &= not name.startswith("ktile")
             continue
         row[name] = {"error_max": err, "tolerance": tol, "correct": err <= tol}
         if err > tol:
@@ -171,7 +239,7 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
         if args.check_only:
             continue
         row[name].update(timed(fn, args.repeats))
-        if kind == "decode":
+        if kind == "decode" and name != "dequant":
             try:
                 row[name + "_graph"] = timed(graphed(fn), args.repeats)
             except Exception as failure:   # noqa: BLE001 - a capture refused: reported
@@ -206,6 +274,20 @@ def print_table(rows: list[dict]) -> None:
         print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
               f"{us['triton']:8.1f} {us['torch']:8.1f} {us['cublas']:8.1f} | {ratio:7.2f}x | "
               f"{figure:>14} {'yes' if row['correct'] else 'NO'}")
+        extra = [key for key in row if key.startswith("ktile[") or key == "dequant"]
+        for key in extra:
+            t = row[key]
+            us = (best(row, key) or float("nan")) * 1e3
+            text = (t.get("error") if "error" in t and isinstance(t["error"], str)
+                    else f"{us:9.1f} us  {us_ktile_ratio(row, key)}"
+                    + ("" if t.get("correct", True) else "  WRONG"))
+            print(f"{'':8} {'':>5} {'':>6} {'':>6} | {key}: {text}")
+
+
+def us_ktile_ratio(row: dict, key: str) -> str:
+    """`key`'s time against the routed op's (below 1: the variant is faster)."""
+    mine, routed = best(row, key), best(row, "ktile")
+    return f"{mine / routed:.2f}x routed" if mine and routed else ""
 
 
 def run(args) -> list[dict]:
@@ -222,6 +304,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--check-only", action="store_true", help="check results, time nothing")
+    p.add_argument("--constants", action="append", default=[], metavar="[KERNEL:]NAME=V,...",
+                   help="also time the op pinned to these constants (repeatable): the "
+                        "shape's route or KERNEL's, e.g. BN=256,STAGES=4 or "
+                        "awq_gemv:MB=2,UNROLL=2")
     return p
 
 
