@@ -14,7 +14,7 @@ GEMM1's accumulation; d2 = 1.1 · |up| · d1(gate) + |silu(gate)| · d1(up) + an
 tolerance is the largest token's Σ of d3 over its slots plus an ulp of max|out| plus 1e-3.
 That bound is loose at large layers (Qwen3-30B-A3B: about a third of max|out|): `stage_errors`
 is the tight check, each stage against its float64 reference from the previous stage's actual
-output, per element: one ulp of the reference's magnitude plus fp32 accumulation, DEPTH
+output, per element: one ulp of the reference's magnitude plus fp32 accumulation, `_depth`
 roundings of 2⁻²⁴ relative to Σ|a|·|b| over the sum (an MMA's BK products, the K tiles of a
 warp in sequence, the warps' tree; 64 + K / 16 bounds every shipped route)."""
 from __future__ import annotations
