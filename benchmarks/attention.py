@@ -15,6 +15,8 @@
                                     # at their MMAs (named barriers), alone and with OVERLAP
     python3 benchmarks/attention.py --quick --constants D64:BM=192,WARPS=16 \
         --out DIR                   # d 64: three consumer warpgroups of 64 rows
+    python3 benchmarks/attention.py --quick --constants EXP2_FAST=1 \
+        --constants PINGPONG=1,EXP2_FAST=1 --out DIR   # the softmax's exp2 as one MUFU.EX2
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query

@@ -135,6 +135,8 @@ FUNCTIONS: tuple[Function, ...] = (
              integer=lambda np, x: np.maximum(x, 0), hk="relu", spelled="hk.relu(x)"),
     _float_unary("exp", lambda np, x: np.exp(x)),
     _float_unary("exp2", lambda np, x: np.exp2(x)),
+    _float_unary("exp2_fast", lambda np, x: np.exp2(x)),   # the targets: sm_90a's one MUFU.EX2
+                 # (ex2.approx.ftz), results under 2^-126 flushed to 0 (docs/language.md)
     _float_unary("expm1", lambda np, x:   # in double, rounded once, as the headers
                  np.expm1(np.asarray(x, np.float64)).astype(np.result_type(x))[()]),
     _float_unary("log", lambda np, x: np.log(x)),

@@ -101,7 +101,8 @@ def test_the_kernel_in_turns_matches_too(monkeypatch):
 
 @pytest.mark.parametrize("constants", [{"VT": True, "LONGEST_FIRST": False},
                                        {"VT": False, "LONGEST_FIRST": False},
-                                       {"VT": False, "LONGEST_FIRST": True}], ids=str)
+                                       {"VT": False, "LONGEST_FIRST": True},
+                                       {"VT": False, "EXP2_FAST": True, "PINGPONG": True}], ids=str)
 def test_each_pinnable_form_matches(hopper, constants):
     """V read N-major (the route) or as Vᵀ (VT), the causal blocks in launch order or longest
     first: 3 query blocks of a causal L 300 with S 290 (ragged: the last V tile zero-filled)."""

@@ -22,8 +22,9 @@ CASES = [(r.constants, "bf16") for r in WS_ROUTES] + [(WS_ROUTES[-1].constants, 
 # tightest: D 128 (S 16×64 and O 16×128 fp32, P carried)
 CASES += [({**r.constants, "OVERLAP": True}, "bf16") for r in WS_ROUTES
           if r.constants["D"] == 128 and not r.constants["CAUSAL"]]
-# the pinnable PINGPONG form (named barriers around each warpgroup's S wgmma) at D 128, causal
-CASES += [({**r.constants, "PINGPONG": True}, "bf16") for r in WS_ROUTES
+# the pinnable PINGPONG form (named barriers around each warpgroup's S wgmma) at D 128, causal,
+# with EXP2_FAST (the softmax's exp2 one ex2.approx.ftz)
+CASES += [({**r.constants, "PINGPONG": True, "EXP2_FAST": True}, "bf16") for r in WS_ROUTES
           if r.constants["D"] == 128 and r.constants["CAUSAL"]]
 # three consumer warpgroups (BM 192, 16 warps, 160 registers each): D 64 only (D 128 spills
 # 472 bytes and serialises its wgmmas, C7512), with PINGPONG; under KTILE_OPS_FULL_BUILD=1
@@ -37,6 +38,7 @@ def case_id(case) -> str:
     return (f"D{constants['D']}-{'causal' if constants['CAUSAL'] else 'full'}-{dtype}"
             + ("-overlap" if constants.get("OVERLAP") else "")
             + ("-pingpong" if constants.get("PINGPONG") else "")
+            + ("-exp2fast" if constants.get("EXP2_FAST") else "")
             + (f"-bm{constants['BM']}" if constants["BM"] != 128 else ""))
 
 
@@ -104,3 +106,13 @@ def test_pingpong_takes_turns_on_named_barriers_1_and_2(attention_build):
     # warpgroup g passes the turn to g + 1 (the last to 0); the last gives the first turn
     assert arrives == sorted([("1", "256")] + [(str(1 + (g + 1) % groups), "256")
                                                for g in range(groups)]), arrives
+
+
+def test_exp2_fast_is_one_ftz_approximation_a_value(attention_build):
+    """EXP2_FAST: every exp2 of the softmax is ex2.approx.ftz.f32 (one MUFU.EX2, no subnormal
+    fix-up); the routes keep exp2f (ex2.approx.f32 with its range fix-up)."""
+    _, ptx, _, _, _, constants = attention_build
+    fast = len(re.findall(r"ex2\.approx\.ftz\.f32", ptx))
+    exact = len(re.findall(r"ex2\.approx\.f32", ptx))
+    assert (fast > 0 and exact == 0) if constants.get("EXP2_FAST") else \
+        (fast == 0 and exact > 0), (fast, exact)

@@ -56,7 +56,7 @@ AMD_ROUTES = [
 TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
                            "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False,
-                           "PINGPONG": False, "WARPS": 12},
+                           "PINGPONG": False, "WARPS": 12, "EXP2_FAST": False},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)
 

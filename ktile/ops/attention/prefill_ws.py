@@ -81,7 +81,8 @@ def attention_ws(dtype: str):
                      LONGEST_FIRST: hk.Constexpr[bool] = False,
                      OVERLAP: hk.Constexpr[bool] = False,
                      PINGPONG: hk.Constexpr[bool] = False,
-                     WARPS: hk.Constexpr[int] = 12):
+                     WARPS: hk.Constexpr[int] = 12,
+                     EXP2_FAST: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
             block = hk.cdiv(q.rows, BM) - 1 - block
@@ -127,8 +128,9 @@ def attention_ws(dtype: str):
                     s = hk.causal_mask(
                         s, (block * pipe.consumer_warps + hk.arch.warp_id) * rows, j * BK)
             new_max = hk.maximum(row_max, hk.row_max(s))
-            p = hk.exp2(s - new_max)
-            rescale = hk.exp2(row_max - new_max)
+            exp2 = hk.exp2_fast if EXP2_FAST else hk.exp2   # one MUFU.EX2, P < 2^-126 is 0
+            p = exp2(s - new_max)
+            rescale = exp2(row_max - new_max)
             return p, new_max, row_sum * rescale + hk.row_sum(p), rescale
 
         def times_values(acc, p, sv):

@@ -67,6 +67,7 @@ KT_ELEMENT_FN float gelu_f(float x) { return 0.5f * x * (1.0f + math::erf_f(x * 
 #define KT_FLOAT_UNARY_FUNCTIONS(X)                                                          \
   X(exp, math::exp_f(x))                                                                     \
   X(exp2, math::exp2_f(x))                                                                   \
+  X(exp2_fast, math::exp2_approx_f(x)) /* sm_90a: ex2.approx.ftz, subnormals 0 */            \
   X(expm1, static_cast<float>(math::expm1_d(x))) /* in double, rounded once */               \
   X(log, math::log_f(x))                                                                     \
   X(log2, math::log2_f(x))                                                                   \

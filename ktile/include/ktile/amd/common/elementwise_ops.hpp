@@ -23,6 +23,8 @@ KT_ELEMENT_FN float abs_f(float x) { return __builtin_fabsf(x); }
 KT_ELEMENT_FN float rcp_unit_f(float d) { return kt::amd::rcp_approx(d); }
 // 1/sqrt(x) in one v_rsq_f32 (1 ulp; hk.rsqrt_fast); wave emulation computes 1 / sqrt.
 KT_ELEMENT_FN float rsqrt_approx_f(float x) { return kt::amd::rsqrt_approx(x); }
+// 2^x (hk.exp2_fast): exp2 itself here (v_exp_f32 with its range fix-up; wave emulation exp2f).
+KT_ELEMENT_FN float exp2_approx_f(float x) { return exp2_f(x); }
 // Rounding to an integral float: one instruction each (v_rndne / v_floor / v_ceil / v_trunc_f32).
 KT_ELEMENT_FN float rint_f(float x) { return __builtin_rintf(x); }   // ties to even
 KT_ELEMENT_FN float floor_f(float x) { return __builtin_floorf(x); }

@@ -53,6 +53,15 @@ KT_ELEMENT_FN float rsqrt_approx_f(float x) {
   return r;
 }
 
+// 2^x in one MUFU.EX2 (hk.exp2_fast: attention's softmax): ex2.approx.ftz.f32, within 2^-22
+// relative (PTX ISA), results under 2^-126 (x < -126) flushed to +0, 2^-inf = +0; exp2f adds a
+// compare and two multiplies a value to keep subnormal results.
+KT_ELEMENT_FN float exp2_approx_f(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 // NaN-propagating max / min on the hardware's own instruction.
 KT_ELEMENT_FN float max_nan(float a, float b) {
   float r;
