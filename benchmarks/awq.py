@@ -23,7 +23,8 @@ cuBLAS), and `cublas` (cuBLAS on the already dequantised weight: the floor); TFL
 `--constants [KERNEL:]NAME=VALUE,...` (repeatable) also times the op pinned to a variant: the
 route the shape takes (or KERNEL's first route that fits it, else its first), its constants
 overridden where given, at each shape whose route has every NAME; checked first like every
-contender, reported as `ktile[SPEC]` (JSON and one table line each). Prefill rows also time
+contender, reported as `ktile[SPEC]` (JSON and one table line each); an awq_dequant SPEC
+(the dequantiser then ktile.ops.matmul) also times the dequantiser alone, `dequant[SPEC]`. Prefill rows also time
 `dequant` (ktile.ops.awq_dequantize alone, checked exact to one rounding) so the GEMM's share
 shows. Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times);
 decode is also replayed from a CUDA graph (ktile's decode is a conversion of x and two
@@ -199,6 +200,12 @@ def variants(m: int, n: int, x, qweight, scales, qzeros, specs) -> dict:
             with lib.pinned(config.TABLE, route):
                 return ops.awq_gemm(x, qweight, scales, qzeros)
         found[f"ktile[{spec}]"] = (fn, route.kernel != "awq_gemv")
+        if route.kernel == "awq_dequant":             # the dequantiser alone at SPEC too
+
+            def dequant(route=route):
+                with lib.pinned(config.TABLE, route):
+                    return ops.awq_dequantize(qweight, scales, qzeros)
+            found[f"dequant[{spec}]"] = (dequant, None)
     return found
 
 
@@ -239,7 +246,7 @@ def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:
         if args.check_only:
             continue
         row[name].update(timed(fn, args.repeats))
-        if kind == "decode" and name != "dequant":
+        if kind == "decode":
             try:
                 row[name + "_graph"] = timed(graphed(fn), args.repeats)
             except Exception as failure:   # noqa: BLE001 - a capture refused: reported
@@ -274,7 +281,7 @@ def print_table(rows: list[dict]) -> None:
         print(f"{row['kind']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
               f"{us['triton']:8.1f} {us['torch']:8.1f} {us['cublas']:8.1f} | {ratio:7.2f}x | "
               f"{figure:>14} {'yes' if row['correct'] else 'NO'}")
-        extra = [key for key in row if key.startswith("ktile[") or key == "dequant"]
+        extra = [key for key in row if key.startswith(("ktile[", "dequant"))]
         for key in extra:
             t = row[key]
             us = (best(row, key) or float("nan")) * 1e3
