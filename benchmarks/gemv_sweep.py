@@ -59,6 +59,9 @@ def variants(m: int) -> list[str]:
               for bn, bk, s, r in ((32, 128, 4, 0), (32, 128, 6, 0), (32, 128, 8, 0),
                                    (32, 128, 8, 1), (32, 64, 6, 0), (64, 64, 4, 0),
                                    (64, 128, 4, 0))]
+    mn = 16 if m <= 16 else 32                  # swap AB: a's rows as the wgmma's N side
+    specs += [f"swap_gemv_nt:MN={mn},BK={bk},STAGES={s}"
+              for bk, s in ((128, 4), (128, 6), (128, 7), (64, 8))]
     return specs
 
 

@@ -22,7 +22,7 @@ def test_every_variant_is_a_table_route_that_takes_m(m):
     specs = gemv_sweep.variants(m)
     assert len(specs) == len(set(specs))
     kinds = {spec.partition(":")[0] for spec in specs}
-    assert {"skinny_wgmma_nt", "wgmma_gemv_nt"} <= kinds
+    assert {"skinny_wgmma_nt", "wgmma_gemv_nt", "swap_gemv_nt"} <= kinds
     assert ("gemv_nt" in kinds) == (m <= 8)
     for spec in specs:
         route = pinned_route(spec, m, 4096)
@@ -32,6 +32,8 @@ def test_every_variant_is_a_table_route_that_takes_m(m):
             assert m <= c["MB"] and c["RW"] * c["MB"] <= 8
         if route.kernel == "skinny_nt":
             assert c["ROWS"] >= m
+        if route.kernel == "swap_gemv_nt":
+            assert m <= c["MN"] and 3 <= c["STAGES"] <= 8
 
 
 def test_summary_takes_the_fastest_correct_variant():

@@ -129,6 +129,13 @@ SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 
 # benchmarks/gemv_sweep.py's grid (BN 32 / 64, BK 64 / 128 / 256, a in shared or registers).
 WGMMA_GEMV_ROUTES = [Route("wgmma_gemv_nt", {"BN": 32, "BK": 128, "STAGES": 4},
                            max_rows=64, targets=SM90, sample=(5, 70))]
+# "Swap AB" (swap_gemv.py): W's rows on the wgmma's 64-row M side, a's rows as its N side
+# (MN 16 or 32: no padding of a to 64 rows), W streamed by TMA through a ring of 6 stages of
+# 64 x 128 (16 KiB), one launch, no split of K (cdiv(N, 64) blocks, one a multiprocessor by
+# shared memory). ptxas 13: 122 / 52 registers at MN 16 / 32, 0 spills, no serialized wgmma.
+# Untimed: pinnable only, after the routes above (benchmarks/gemv_sweep.py times it).
+SWAP_GEMV_ROUTES = [Route("swap_gemv_nt", {"MN": mn, "BK": 128, "STAGES": 6}, max_rows=mn,
+                          targets=SM90, sample=(mn - 3, 70)) for mn in (16, 32)]
 
 # sm_90a: wgmma_ws_nt (tiles_ws.py: a producer warpgroup and two consumer warpgroups over a
 # pipeline of stages, one block per SM, 168 registers at launch, 0 spills, ptxas 13.0), its
@@ -171,7 +178,8 @@ NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
 # the W.t() layout's decode kernel first and its tile kernel last; the row-major layout's
 # kernels (the same designs) sit between, built in the full sweep and emulated in tier 2.
-TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + WGMMA_GEMV_ROUTES + GEMV_PINNABLE
+TABLE = RoutingTable(GEMV_ROUTES + SKINNY_WGMMA_ROUTES + WGMMA_GEMV_ROUTES + SWAP_GEMV_ROUTES
+                     + GEMV_PINNABLE
                      + skinny_routes("skinny_nt") + STREAM_ROUTES + skinny_routes("skinny_nn")
                      + NN_TILES + NT_TILES)
 

@@ -19,13 +19,13 @@ import torch
 
 from ...errors import InputError
 from .. import _library as lib
-from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, tiles, tiles_ws
+from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, swap_gemv, tiles, tiles_ws
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "splitk_reduce": skinny.splitk_reduce, "wgmma_nt": tiles.wgmma_nt,
            "skinny_wgmma_nt": skinny_wgmma.skinny_wgmma_nt,
-           "wgmma_gemv_nt": skinny_wgmma.wgmma_gemv_nt,
+           "wgmma_gemv_nt": skinny_wgmma.wgmma_gemv_nt, "swap_gemv_nt": swap_gemv.swap_gemv_nt,
            "wgmma_sync_nt": tiles.wgmma_sync_nt, "wgmma_ws_nt": tiles_ws.wgmma_ws_nt,
            "wgmma_ws_persistent_nt": tiles_ws.wgmma_ws_persistent_nt,
            "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt,
