@@ -7,41 +7,39 @@
 // gfx942) to consecutive LDS addresses, lane i at base + i·granule. So the lanes choose their
 // global addresses to fit the LDS layout: the granule at LDS byte q·granule belongs to chunk
 // slot q·granule / 16 of the swizzled tile (shared_tile.hpp), whose row and column the swizzle's
-// inverse gives. The waves of the block take the tile's instructions in turn. Rows outside the
-// global read zeros (the buffer's bounds); a window whose columns cross the global's edge, or
-// whose rows are strided or unaligned, goes through registers instead (copy_registers.hpp).
+// inverse gives. Those offsets are the copy plan's (copy_plan.hpp): computed once before a
+// kernel's loop; a copy adds scalars and issues its instructions straight-line. Rows outside
+// the global read zeros (the buffer's bounds); a window whose columns cross the global's edge,
+// or whose rows are strided or unaligned, goes through registers instead (copy_registers.hpp).
 #pragma once
 
 #include "ktile/amd/common/copy_registers.hpp"
 
 namespace kt::detail {
 
-template <class T, int R, int C, class S>
-__device__ __forceinline__ void copy_by_dma(S& dst, const window<T>& w_op) {
-  const window<T> w = w_op.here();
-  constexpr int granule = isa::lds_dma_bytes, per_instruction = isa::wave_size;
-  constexpr int row_chunks = C * static_cast<int>(sizeof(T)) / 16;
-  constexpr int granules = R * C * static_cast<int>(sizeof(T)) / granule;
+template <class T, class S, class U>
+__device__ __forceinline__ void copy_by_dma(S& dst, const window<T>& w_op, const gl<U>& g) {
+  constexpr int granule = isa::lds_dma_bytes, per = isa::wave_size * granule / 16;   // chunks an instruction
   static_assert(16 % granule == 0, "kt: a DMA granule divides a 16-byte chunk");
-  const int lane = isa::lane(), waves = isa::block_threads() / isa::wave_size;
-  const isa::buffer buf = w.rows_buffer(C);
-  const lane_window v = lanes_of(w);
+  constexpr int granules = S::rows * S::row_chunks * 16 / granule;
+  const copy_plan<S, T, per> plan = plan_of<S, T, per>(g);
+  const window<T> w = w_op.here();                                   // this copy's scalars
+  const isa::buffer buf = w.rows_buffer(S::cols);
+  const uint32_t first_row = static_cast<uint32_t>(w.row_lo) * w.row_bytes;
   const uint32_t lds = dst.address();
-  for (int first = isa::wave() * per_instruction; first < granules; first += waves * per_instruction) {
-    const int q = first + lane;
-    const int linear = S::chunk_at_slot(q * granule / 16);   // row * row_chunks + chunk
-    const int row = linear / row_chunks, within = q * granule % 16;
-    const uint32_t offset = v.row_offset(row) + 16u * (linear % row_chunks) + within;
-    if (q < granules) isa::dma_to_lds(buf, offset, lds + first * granule);
-  }
+  plan.each_instruction([&](auto pc, int n, int k) {
+    const uint32_t offset = plan.template lane_offset<decltype(pc)::value, granule>() + (k * plan.period_bytes() - first_row);
+    if (granules % isa::wave_size == 0 || n * isa::wave_size + isa::lane() < granules)
+      isa::dma_to_lds(buf, offset, lds + n * per * 16);
+  });
 }
 
 // kt::copy_async's choice on a DMA family: the DMA when the window's rows are whole granules
 // inside the global, else the register path.
-template <class T, int R, int C, class S>
-__device__ __forceinline__ void copy_window(S& dst, const window<T>& w) {
-  if (w.template whole_rows<isa::lds_dma_bytes>(C)) copy_by_dma<T, R, C>(dst, w);
-  else copy_through_registers<T, R, C>(dst, w);
+template <class T, int R, int C, class S, class U>
+__device__ __forceinline__ void copy_window(S& dst, const window<T>& w, const gl<U>& g) {
+  if (w.template whole_rows<isa::lds_dma_bytes>(C)) copy_by_dma<T>(dst, w, g);
+  else copy_through_registers<T, R, C>(dst, w, g);
 }
 
 }  // namespace kt::detail

@@ -3,50 +3,67 @@
 // cannot take the window (CDNA: columns crossing the global's edge, strided or unaligned rows).
 //
 // The block's threads take the tile's 16-byte chunks in turn (consecutive threads, consecutive
-// chunks of a row): one 16-byte buffer load each when the window's columns lie inside the
-// global with unit stride and 16-byte aligned rows, else element by element with bounds; then
-// one 16-byte LDS write to the chunk's swizzled place (shared_tile.hpp). Elements outside the
-// global are zeros. The copy is synchronous to the compiler, which waits for the loads before
-// the LDS writes; kt::barrier() publishes them to the other waves.
+// chunks of a row). When the window's columns lie inside the global with unit stride and
+// 16-byte aligned rows: one 16-byte buffer load each at the copy plan's offset (copy_plan.hpp:
+// computed once, before a kernel's loop), straight-line; else element by element with bounds,
+// a loop (the edge tile's path, kept small). Then one 16-byte LDS write to the chunk's
+// swizzled place (shared_tile.hpp). Elements outside the global are zeros. The copy is
+// synchronous to the compiler, which waits for the loads before the LDS writes; kt::barrier()
+// publishes them to the other waves.
 #pragma once
 
-#include "ktile/amd/common/global_tile.hpp"
+#include "ktile/amd/common/copy_plan.hpp"
 #include "ktile/amd/common/shared_tile.hpp"
 
 namespace kt::detail {
 
-// One 16-byte chunk (chunk k of window row `row`), element by element with bounds.
-template <class T>
-__device__ __forceinline__ isa::word<16> chunk_elements(const lane_window& w, isa::buffer buf, int row, int k) {
-  constexpr int per = 16 / sizeof(T);
-  isa::vec<storage_t<T>, per> v;
-  static_for<per>([&](auto e) {
-    const uint32_t offset = w.offset(row, k * per + decltype(e)::value);
-    v[decltype(e)::value] = __builtin_bit_cast(storage_t<T>, isa::buffer_load<sizeof(T)>(buf, offset));
-  });
-  return __builtin_bit_cast(isa::word<16>, v);
+// The window element by element, with bounds (its columns cross the global's edge, or are
+// strided or unaligned): the edge tile's path, rolled loops (kept small: it is compiled into a
+// kernel's loop beside the fast path, which the steady state runs). Thread t takes chunks t,
+// t + threads, ...; a 16-bit or narrower element is read and written alone.
+template <class T, int R, int C, class S>
+__device__ __attribute__((noinline)) void copy_elements_call(uint32_t lds, const T* origin, int row_lo, int row_hi, int col_lo,
+                                                             int col_hi, uint32_t row_bytes, uint32_t col_bytes) {
+  constexpr int per = 16 / static_cast<int>(sizeof(T));
+  constexpr int row_chunks = C * static_cast<int>(sizeof(T)) / 16, chunks = R * row_chunks;
+  const isa::buffer buf = isa::make_buffer(origin);
+  const lane_window v{row_lo, row_hi, col_lo, col_hi, row_bytes, col_bytes};
+  const int threads = isa::block_threads();
+#pragma clang loop unroll(disable)
+  for (int k = isa::thread(); k < chunks; k += threads) {
+    const int row = k / row_chunks, chunk = k % row_chunks;
+    const uint32_t at = lds + S::chunk_offset(row, chunk);
+#pragma clang loop unroll(disable)
+    for (int e = 0; e < per; ++e) {
+      const auto bits = isa::buffer_load<sizeof(T)>(buf, v.offset(row, chunk * per + e));
+      isa::lds_write<sizeof(T)>(at + e * static_cast<uint32_t>(sizeof(T)), bits);
+    }
+  }
+}
+template <class T, int R, int C, class S>
+__device__ __forceinline__ void copy_elements(S& dst, const window<T>& w_op) {
+  const window<T> w = w_op.here();
+  copy_elements_call<T, R, C, S>(dst.address(), w.origin, w.row_lo, w.row_hi, w.col_lo, w.col_hi, w.row_bytes, w.col_bytes);
 }
 
 // R rows × C columns of g[b, d] from (r0, c0) into shared S (a kt::st or kt::sv).
-template <class T, int R, int C, class S>
-__device__ __forceinline__ void copy_through_registers(S& dst, const window<T>& w_op) {
-  const window<T> w = w_op.here();
-  constexpr int row_chunks = C * static_cast<int>(sizeof(T)) / 16, chunks = R * row_chunks;
-  const bool whole = w.template whole_rows<16>(C);
-  const isa::buffer buf = whole ? w.rows_buffer(C) : isa::make_buffer(w.origin);
-  const lane_window v = lanes_of(w);
+template <class T, int R, int C, class S, class U>
+__device__ __forceinline__ void copy_through_registers(S& dst, const window<T>& w_op, const gl<U>& g) {
+  if (!w_op.template whole_rows<16>(C)) return copy_elements<T, R, C>(dst, w_op);
+  constexpr int chunks = S::rows * S::row_chunks;
+  const copy_plan<S, T, isa::wave_size> plan = plan_of<S, T, isa::wave_size>(g);
+  const window<T> w = w_op.here();                                   // this copy's scalars
+  const isa::buffer buf = w.rows_buffer(C);
+  const uint32_t first_row = static_cast<uint32_t>(w.row_lo) * w.row_bytes;
   const uint32_t lds = dst.address();
-  const int threads = isa::block_threads();
-  for (int k = isa::thread(); k < chunks; k += threads) {
-    const int row = k / row_chunks, chunk = k % row_chunks;
-    isa::word<16> data;
-    if (whole) {
-      data = isa::buffer_load<16>(buf, v.row_offset(row) + 16u * chunk);
-    } else {
-      data = chunk_elements<T>(v, buf, row, chunk);
+  plan.each_instruction([&](auto pc, int n, int k) {
+    constexpr int P = decltype(pc)::value;
+    if (chunks % isa::wave_size == 0 || n * isa::wave_size + isa::lane() < chunks) {
+      const uint32_t offset = plan.template lane_chunk_offset<P>() + (k * plan.period_bytes() - first_row);
+      const isa::word<16> data = isa::buffer_load<16>(buf, offset);
+      isa::lds_write<16>(lds + k * plan.period_lds_bytes + plan.template lane_lds_offset<P>(), data);
     }
-    isa::lds_write<16>(lds + S::chunk_offset(row, chunk), data);
-  }
+  });
 }
 
 }  // namespace kt::detail
