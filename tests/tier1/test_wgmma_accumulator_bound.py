@@ -34,7 +34,9 @@ PINNABLE = [(config.WGMMA_GEMV_ROUTES[0].kernel, config.WGMMA_GEMV_ROUTES[0].con
             ("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 4, "IN_FLIGHT": 0}),
             ("wgmma_gemv_nt", {"BN": 32, "BK": 128, "STAGES": 8}),
             ("wgmma_gemv_nt", {"BN": 32, "BK": 128, "STAGES": 8, "A_REGS": 1}),
-            ("wgmma_gemv_nt", {"BN": 64, "BK": 128, "STAGES": 4})]
+            ("wgmma_gemv_nt", {"BN": 64, "BK": 128, "STAGES": 4}),
+            ("swap_gemv_nt", {"MN": 16, "BK": 128, "STAGES": 6}),
+            ("swap_gemv_nt", {"MN": 32, "BK": 128, "STAGES": 6})]
 
 
 def unwaited_accesses(ptx: str) -> list[str]:

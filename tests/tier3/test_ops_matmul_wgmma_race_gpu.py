@@ -1,5 +1,6 @@
 """The wgmma decode kernels on the GPU, each run 10 times (tier 3, skipped without one): every
-shipped and pinnable constant set of `skinny_wgmma_nt` and `wgmma_gemv_nt` at M 4 and 32 x
+shipped and pinnable constant set of `skinny_wgmma_nt`, `wgmma_gemv_nt` and `swap_gemv_nt`
+(M up to its MN) at M 4 and 32 x
 4096 x 4096 against the fp32 product, every run. The race this guards: the accumulator read
 for the store before the last wgmma finished writing it (nvcc's bit-casts above the drain),
 which gave wrong rows 16 and up at some runs and constants only (H200, 2026-12-02: STAGES 4
@@ -34,6 +35,9 @@ def constant_sets():
         {"BN": 32, "BK": 128, "STAGES": 6}, {"BN": 32, "BK": 128, "STAGES": 8},
         {"BN": 32, "BK": 128, "STAGES": 8, "A_REGS": 1}, {"BN": 32, "BK": 64, "STAGES": 6},
         {"BN": 64, "BK": 64, "STAGES": 4}, {"BN": 64, "BK": 128, "STAGES": 4})]
+    sets += [(r.kernel, dict(r.constants)) for r in config.SWAP_GEMV_ROUTES]
+    sets += [("swap_gemv_nt", {"MN": mn, "BK": bk, "STAGES": st})
+             for mn in (16, 32) for bk, st in ((128, 4), (128, 7), (64, 8))]
     return sets
 
 
@@ -48,6 +52,8 @@ def pinned(kernel, constants):
 @pytest.mark.parametrize("m", [4, 32])
 def test_every_run_matches_fp32(kernel, constants, m):
     import ktile.ops as ops
+    if m > constants.get("MN", 64):
+        pytest.skip("swap_gemv_nt holds MN rows of a")
     a, w = rand(m, 4096, seed=m), rand(4096, 4096, seed=100 + m)
     with pinned(kernel, constants):
         for _ in range(RUNS):
@@ -63,3 +69,24 @@ def test_racecheck(kernel, constants):
         got = ops.matmul(a, w.t())
     torch.cuda.synchronize()
     assert_close(got, a, w.t(), None)
+
+
+@pytest.mark.parametrize("constants", [{"MN": 16, "BK": 128, "STAGES": 6},
+                                       {"MN": 32, "BK": 128, "STAGES": 6},
+                                       {"MN": 16, "BK": 64, "STAGES": 8}], ids=str)
+@pytest.mark.parametrize("m", [1, 3, 16, 17, 32])
+@pytest.mark.parametrize("n,k", [(6144, 4096), (24576, 4096), (4096, 12288), (4000, 4100),
+                                 (130, 72)], ids=str)
+def test_swap_gemv_shapes_match_fp32(constants, m, n, k):
+    """swap_gemv_nt at the decode shapes and ragged ones (N cut inside a 64-row block, K no
+    multiple of BK, K · 2 bytes no multiple of 16: the cp.async build), bias on odd M; the
+    same bits twice (no split: one block sums all of K)."""
+    import ktile.ops as ops
+    if m > constants["MN"]:
+        pytest.skip("swap_gemv_nt holds MN rows of a")
+    a, w, bias = rand(m, k, seed=1), rand(n, k, seed=2), rand(n, seed=3)
+    with_bias = bias if m % 2 else None
+    with pinned("swap_gemv_nt", constants):
+        got = ops.matmul(a, w.t(), with_bias)
+        assert torch.equal(ops.matmul(a, w.t(), with_bias), got)
+    assert_close(got, a, w.t(), with_bias)
