@@ -116,9 +116,9 @@ def stream_blocks(route: Route, multiprocessors: int, resident: int | None = Non
 # (skinny_wgmma.py), W streamed once by TMA into wgmma (a's rows padded to 64 as the MMA's M
 # side), split K over blocks only as far as the N/BN blocks leave the multiprocessors'
 # resident slots empty (wgmma_splits), then splitk_reduce. 4 warps, BN 128, BK 64, 3 stages:
-# 72 KiB of shared memory, 3 blocks per SM (wgmma_nt's pipeline at the stage count the H200
-# checked it at: examples/04_gemm.py records wrong rows from the same one-MMA-in-flight form
-# at 2 and 4 stages, cause not found).
+# 72 KiB of shared memory, 3 blocks per SM. (The wrong rows of STAGES 4 / A_REGS 1 on the H200,
+# 2026-12-02, were the accumulator read above the final drain, in every stage count's PTX:
+# fixed in the waits pass, skinny_wgmma.py's docstring; STAGES 4 stays pinnable until timed.)
 SKINNY_WGMMA_ROUTES = [Route("skinny_wgmma_nt", {"BN": 128, "BK": 64, "STAGES": 3},
                              max_rows=64, targets=SM90, sample=(20, 70))]
 # The same pipeline with no split of K and no second kernel (skinny_wgmma.wgmma_gemv_nt):

@@ -19,11 +19,19 @@ a per-column extraction (the language has no register transpose). The MMA work p
 rows (4× at M = 16) is far under the tensor cores' rate at these shapes, and overlaps the
 loads (the wgmma is asynchronous): the kernel's cost is W's bytes.
 
-IN_FLIGHT 0 waits for each stage's MMA before the next load is issued (`wgmma.wait_group 0`,
-the form examples/04_gemm.py drains to after the one-in-flight form gave wrong rows at 2 and
-4 stages there, on the H200): the loads stay STAGES - 1 tiles ahead either way, and a
-memory-bound loop has the MMA's latency to spare. The route keeps 1 at 3 stages, the form
-and count `wgmma_nt` was checked at on the H200.
+IN_FLIGHT 0 waits for each stage's MMA before the next load is issued (`wgmma.wait_group 0`):
+the loads stay STAGES - 1 tiles ahead either way, and a memory-bound loop has the MMA's
+latency to spare. The route keeps 1 at 3 stages.
+
+The wrong rows 16 and up (H200, 2026-12-02: STAGES 4 at M 32, A_REGS 1 at M 4 and 32; the
+same in examples/04_gemm.py's one-in-flight form at 2 and 4 stages) were not the pipeline's:
+the final `hk.wait_for(*sa, *sb)` completed the last MMA through its shared operands without
+naming `acc`, so no `kt::bind` followed the `wgmma.wait_group 0` and nvcc bit-cast the
+accumulator for the partial's store at the K loop's exit, above the drain, while the wgmma
+still wrote it (every stage count's PTX had the 64 early reads; warps 1-3, which issue no
+TMA, got there first). The waits pass now binds such an accumulator at its read
+(passes/waits_mma.py `unbound`; tests/tier1/test_wgmma_accumulator_bound.py reads the PTX,
+tests/tier3/test_ops_matmul_wgmma_race_gpu.py runs every set 10 times).
 
 A_REGS 1 gives a no shared memory: each warp loads its 16 rows of a's K tile from global
 memory (L2: a is small) into registers right before its MMA (wgmma with A from registers),
