@@ -17,7 +17,11 @@ decode = ktile.ops.paged_attention_decode
 
 
 def unsplit(d: int):
-    return next(r for r in TABLE.routes if r.constants["D"] == d and not r.constants["SPLIT"])
+    """The unsplit route of head size `d` for the interpreter's target (gfx1100 unless
+    KTILE_TARGET says otherwise)."""
+    from ktile.config import default_target
+    return next(r for r in TABLE.routes if r.constants["D"] == d and not r.constants["SPLIT"]
+                and default_target() in r.targets)
 
 
 @pytest.mark.parametrize("lengths,heads,kv_heads,d,dtype", [
@@ -140,6 +144,7 @@ def test_benchmark_case_checks_then_times(monkeypatch):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     monkeypatch.setattr(bench, "triton_decode", lambda: None)
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")        # the ring is sm_90a's
     timer = lambda fn: (fn(), Timing(0.01, 0.0, 1))[1]       # noqa: E731
     row = bench.run_case(torch, {"requests": 2, "context": 40, "d": 64}, False, "cpu", timer,
                          extra=["KERNEL=ring,WARPS=2,PART_PAGES=0", "D128:WARPS=8"])

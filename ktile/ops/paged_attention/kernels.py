@@ -140,7 +140,7 @@ def paged_decode_combine(dtype: str):
                              seq_lens: hk.Tensor[hk.i32], out: hk.Tensor[DT], *,
                              D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
                              PART_PAGES: hk.Constexpr[int] = 32,
-                             AHEAD: hk.Constexpr[int] = 4):
+                             AHEAD: hk.Constexpr[int] = 2):
         chunk, row, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         seq = row // (out.depth // seq_lens.cols)
         seq_len = hk.load_scalar(seq_lens, 0, seq)
@@ -150,7 +150,8 @@ def paged_decode_combine(dtype: str):
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
         # in partition order (the same sum every run), AHEAD partitions' loads issued before
-        # the first of them is folded: a long context's 128 partitions cost 32 load latencies
+        # the first of them is folded: a long context's 128 partitions cost 64 load latencies
+        # (AHEAD 4 estimated 244 registers a lane on sm_90a: close to spilling)
         full = used // AHEAD * AHEAD
         for base in range(0, full, AHEAD):
             loaded = [_partial(part_out, part_stats, row * parts + base + i, chunk, warp)

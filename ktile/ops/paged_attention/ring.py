@@ -62,7 +62,10 @@ def paged_decode_ring(dtype: str):
         table = (block_tables, seq, kv_head, first, pages, k_cache.rows // 16, WARPS)
         for stage in range(STAGES):
             _fill(keys[stage], values[stage], _pages(stage, *table), k_cache, v_cache)
-        qt = q[hk.tile_coord(0, row, chunk, 0)].load(hk.RT(DT, 16, D))
+        # Q waits in shared memory and is read each step (ldmatrix): held in registers it
+        # would be live beside O, V and the probabilities (about 200 registers a lane at D 128)
+        q_shared = hk.shared(hk.ST(DT, 16, D))
+        q_shared.store(q[hk.tile_coord(0, row, chunk, 0)].load(hk.RT(DT, 16, D)))  # all alike
         for round_ in range(0, steps, STAGES):
             for stage in range(STAGES):
                 step = round_ + stage
@@ -71,22 +74,25 @@ def paged_decode_ring(dtype: str):
                 ahead = _pages(step + STAGES, *table)
                 hk.wait_for(*keys[stage], *values[stage])
                 hk.barrier()
+                qt = q_shared.load(hk.RT(DT, 16, D))
                 kt = keys[stage][warp].load(hk.RT(DT, 16, D))
-                hk.wait_for(kt)
+                hk.wait_for(qt, kt)
                 s = hk.zeros(hk.RT(hk.fp32, 16, 16))
                 s += qt @ kt.T
                 page = first + step * WARPS + warp
-                vt = _page_values_shared(values[stage][warp], limit, page * 16, D, DT)
-                hk.barrier()                   # every warp has read the stage: refill it
-                _fill(keys[stage], values[stage], ahead, k_cache, v_cache)
                 token = hk.iota(hk.RT(hk.i32, 16, 16), "col") + page * 16
                 s = hk.where(token >= limit, float("-inf"), s * scale)
                 new_max = hk.maximum(m, hk.row_max(s))
                 p = hk.exp(s - new_max)
                 rescale = hk.exp(m - new_max)
                 l = l * rescale + hk.row_sum(p)
+                p = p.to(DT)
+                # V is read once K and S are dead (shared memory: a short wait)
+                vt = _page_values_shared(values[stage][warp], limit, page * 16, D, DT)
+                hk.barrier()                   # every warp has read the stage: refill it
+                _fill(keys[stage], values[stage], ahead, k_cache, v_cache)
                 acc = acc * rescale
-                acc += p.to(DT) @ vt
+                acc += p @ vt
                 m = new_max
         # the last STAGES fills were of steps past the end (zero fills, no memory traffic)
         hk.wait_for(*[t for stage in keys + values for t in stage])
@@ -127,9 +133,12 @@ def _fill(keys, values, ats, k_cache, v_cache):
         hk.group.load(values[w], v_cache[at])
 
 
+@hk.func
 def _page_values_shared(tile, limit, first_token, D, DT):
     """V of one page from its shared tile (col layout), rows at or past `limit` zeroed."""
     vt = tile.load(hk.RT(DT, 16, D, "col"))
     hk.wait_for(vt)
-    row = hk.iota(hk.RT(DT, 16, D, "col"), "row")
-    return hk.where(row < hk.to_float(limit - first_token), vt, 0.0)
+    if first_token + 16 > limit:           # only the page holding the limit has stale rows
+        row = hk.iota(hk.RT(DT, 16, D, "col"), "row")
+        vt = hk.where(row < hk.to_float(limit - first_token), vt, 0.0)
+    return vt
