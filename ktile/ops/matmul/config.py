@@ -172,7 +172,9 @@ NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
                   targets=SM90, sample=(300, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
             Route("wgmma_sync_nt", {}, targets=SM90, sample=(70, 100))]
-NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
+NN_TILES = [Route("wgmma_ws_nn", {"BN": 256, "STAGES": 4, "GROUP_M": 8}, min_rows=128,
+                  targets=SM90, sample=(200, 300)),     # tiles_ws_nn.py (b read K×N by wgmma)
+            Route("tiles_nn", {}, sample=(70, 100))]
 
 # One table, the op's (what `all_kernels()` lists and the build tests build). CI builds the
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts

@@ -20,6 +20,7 @@ import torch
 from ...errors import InputError
 from .. import _library as lib
 from . import checks, config, gemv, gemv_stream, skinny, skinny_wgmma, swap_gemv, tiles, tiles_ws
+from .tiles_ws_nn import wgmma_ws_nn
 from .dtypes import NAMES, name_of, pair
 
 KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
@@ -29,7 +30,7 @@ KERNELS = {"skinny_nt": skinny.skinny_nt, "skinny_nn": skinny.skinny_nn,
            "wgmma_sync_nt": tiles.wgmma_sync_nt, "wgmma_ws_nt": tiles_ws.wgmma_ws_nt,
            "wgmma_ws_persistent_nt": tiles_ws.wgmma_ws_persistent_nt,
            "tiles_nt": tiles.tiles_nt, "tiles_nn": tiles.tiles_nn, "gemv_nt": gemv.gemv_nt,
-           "gemv_stream_nt": gemv_stream.gemv_stream_nt}
+           "gemv_stream_nt": gemv_stream.gemv_stream_nt, "wgmma_ws_nn": wgmma_ws_nn}
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
