@@ -37,13 +37,14 @@ AMD = ("gfx1100", "gfx1201")
 # sm_90a's kernels: paged_decode_ring (routed: pages copied to shared memory two steps ahead,
 # ring.py) and paged_decode_streams (the benchmark's variant: pages in registers, streams.py),
 # at these constants unless a variant says otherwise. Registers by ptxas (bf16, split):
-# ring 245 at D 128, 121 at D 64 (WARPS 4, STAGES 2); streams 255 at D 128 PAGES 1, 168 at
+# ring 213 at D 128, 96 at D 64 (WARPS 4, STAGES 2); streams 255 at D 128 PAGES 1, 168 at
 # D 64 PAGES 2
 SM90 = {"paged_decode_ring": {64: {"WARPS": 4}, 128: {"WARPS": 4}},
         "paged_decode_streams": {64: {"WARPS": 4, "PAGES": 2}, 128: {"WARPS": 4, "PAGES": 1}}}
 SM90_KERNEL = "paged_decode_ring"
 # the ring at D 128 holds a whole head of O (16 x 128 fp32) and a page of V a warp: about 188
-# registers a lane, 2 blocks of 4 warps a multiprocessor, under the occupancy floor
+# registers a lane estimated (ptxas 213), 2 blocks of 4 warps a multiprocessor, under the
+# occupancy floor
 RING_EXEMPT = ("paged_decode_ring's bytes in flight are its shared-memory stages, not its "
                "warps: STAGES 2 x 32 KiB a block, 2 blocks a multiprocessor (128 KiB, over the "
                "~30 KiB an H200 multiprocessor needs at its copy bandwidth); not measured yet")

@@ -4,17 +4,19 @@ limit of streams.py's `paged_decode_streams`, whose K and V in flight are regist
 
 A block per (partition, 16-head chunk, seq · kv head), as the other forms (same layout, same
 partials, the same `paged_decode_combine`). A step is WARPS consecutive pages, one a warp; its
-K and V pages (16 x D tiles) are copied by the whole block (`hk.group.load`: cp.async or TMA,
-16-byte chunks) into one of STAGES stages of shared tiles (2 by default), STAGES steps before
-the step runs: the step at hand waits for its stage, each warp reads its page into registers
-(K, then V once K is dead), the block meets, the copies of the step STAGES ahead go into the
-stage just read, and the softmax and P·V run while STAGES steps of copies fly; the table
-entries of that step are read before the wait, so their latency passes under it. A page past
-the partition's (or the sequence's) last is copied from the block past the cache's end: the
-copy zero-fills with no memory traffic, and its tokens are masked. Tokens at or past the limit
-(seq_len, or the partition's end) are -inf and their V rows zero (a stale NaN in the last page
-never reaches P·V). The warps' (m, l, O) are folded once after the loop (`hk.group.max`,
-`hk.group.sum`: a fixed tree, the same bits every run) and warp 0 stores.
+K and V pages (16 x D tiles) are copied by the whole block (`hk.group.load`: TMA on sm_90a)
+into one of STAGES stages of shared tiles (2 by default), STAGES steps before the step runs.
+The step at hand waits for its stage; each warp reads Q (kept in shared memory: in registers
+it would be live beside O and V) and its page's K, makes its 16 x 16 scores and their online
+softmax, then reads its page's V; the block meets, the stage is refilled with the step STAGES
+ahead (whose table entries were read before the wait, so their latency passes under it), and
+P·V runs while STAGES steps of copies fly. A page past the partition's (or the sequence's)
+last is copied from the block past the cache's end: the copy zero-fills with no memory
+traffic, and its tokens are masked. Tokens at or past the limit (seq_len, or the partition's
+end) are -inf; on the page holding the limit the V rows past it are zeroed (a stale NaN there
+never reaches P·V; the pages before it hold only real tokens). The warps' (m, l, O) are folded
+once after the loop (`hk.group.max`, `hk.group.sum`: a fixed tree, the same bits every run)
+and warp 0 stores.
 
 Shared memory: STAGES x WARPS pages x (K + V) x 16 x D x 2 bytes (WARPS 4, D 128: 64 KiB a
 block) plus `hk.group.sum`'s scratch. On sm_90a the copies are TMA copies, one mbarrier a
