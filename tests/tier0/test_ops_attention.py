@@ -214,3 +214,20 @@ def test_pingpong_wraps_each_warpgroups_s_wgmma_in_its_turn():
         start = loop.find(mark, start)
         places.append(start)
     assert -1 not in places, dict(zip(marks, places))
+
+
+@pytest.mark.parametrize("scale", [0.2, -0.3])
+def test_fused_scale_matches_with_either_sign_of_the_scale(hopper, scale):
+    """FUSED_SCALE: the row max of unscaled scores and the scale in the exp2's multiply-add,
+    which needs scale ≥ 0; op.keys_for moves a negative one into k (q·(-k)ᵀ·|scale|)."""
+    from ktile.ops.attention import op, prefill_ws
+    q, k, v = inputs(1, 2, 1, 200, 190, 64, torch.bfloat16, seed=17)
+    o = torch.full_like(q, float("nan"))
+    constants = {**op.route_for(64, True, 200, "sm_90a").constants, "FUSED_SCALE": True,
+                 "EXP2_FAST": True}
+    keys, kernel_scale = op.keys_for(k, scale, constants)
+    assert kernel_scale >= 0 and (keys is k) == (scale >= 0)
+    prefill_ws.attention_ws("bf16")(q, keys, op.values_for(v, constants), o, kernel_scale,
+                                    **constants)
+    want = reference(*(t.float().numpy() for t in (q, k, v)), True, scale)
+    assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())

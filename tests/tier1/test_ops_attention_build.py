@@ -23,9 +23,9 @@ CASES = [(r.constants, "bf16") for r in WS_ROUTES] + [(WS_ROUTES[-1].constants, 
 CASES += [({**r.constants, "OVERLAP": True}, "bf16") for r in WS_ROUTES
           if r.constants["D"] == 128 and not r.constants["CAUSAL"]]
 # the pinnable PINGPONG form (named barriers around each warpgroup's S wgmma) at D 128, causal,
-# with EXP2_FAST (the softmax's exp2 one ex2.approx.ftz)
-CASES += [({**r.constants, "PINGPONG": True, "EXP2_FAST": True}, "bf16") for r in WS_ROUTES
-          if r.constants["D"] == 128 and r.constants["CAUSAL"]]
+# with EXP2_FAST (the softmax's exp2 one ex2.approx.ftz) and FUSED_SCALE
+CASES += [({**r.constants, "PINGPONG": True, "EXP2_FAST": True, "FUSED_SCALE": True}, "bf16")
+          for r in WS_ROUTES if r.constants["D"] == 128 and r.constants["CAUSAL"]]
 # three consumer warpgroups (BM 192, 16 warps, 160 registers each): D 64 only (D 128 spills
 # 472 bytes and serialises its wgmmas, C7512), with PINGPONG; under KTILE_OPS_FULL_BUILD=1
 if config.OPS_FULL_BUILD.get() == "1":

@@ -4,7 +4,7 @@ prefill kernel at ragged lengths (not multiples of the 128-row block or the 64-k
 causal and not, GQA 32/8 and MHA, D 64 and 128, bf16 and fp16, L != S; each pinnable form of
 the kernel (VT: Vᵀ read K-major; OVERLAP: P·V of the older tile under the softmax;
 PINGPONG: the consumer warpgroups taking turns at their MMAs; EXP2_FAST: ex2.approx.ftz;
-LONGEST_FIRST off) likewise; and the route's build has no spill (ptxas's report through the
+FUSED_SCALE: the scale in the exp2's multiply-add; LONGEST_FIRST off) likewise; and the route's build has no spill (ptxas's report through the
 runtime)."""
 import pytest
 
@@ -50,7 +50,8 @@ def test_matches_torch_sdpa(shape, causal):
 
 FORMS = [{"VT": True}, {"OVERLAP": True}, {"OVERLAP": True, "VT": True},
          {"LONGEST_FIRST": False}, {"PINGPONG": True}, {"PINGPONG": True, "OVERLAP": True},
-         {"EXP2_FAST": True}, {"EXP2_FAST": True, "PINGPONG": True}]
+         {"EXP2_FAST": True}, {"EXP2_FAST": True, "PINGPONG": True},
+         {"EXP2_FAST": True, "FUSED_SCALE": True, "PINGPONG": True}]
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -56,7 +56,8 @@ AMD_ROUTES = [
 TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
                            "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False,
-                           "PINGPONG": False, "WARPS": 12, "EXP2_FAST": False},
+                           "PINGPONG": False, "WARPS": 12, "EXP2_FAST": False,
+                           "FUSED_SCALE": False},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)
 
@@ -84,6 +85,15 @@ def values_for(v: torch.Tensor, constants: dict) -> torch.Tensor:
     return transposed_values(v) if constants.get("VT", True) else v
 
 
+def keys_for(k: torch.Tensor, scale: float, constants: dict) -> tuple[torch.Tensor, float]:
+    """k and the scale as the kernel at `constants` takes them: with FUSED_SCALE (the row max
+    taken of unscaled scores) the scale must be ≥ 0, so a negative one is moved into k
+    (q·(-k)ᵀ·|scale|: negation is exact); otherwise as given."""
+    if constants.get("FUSED_SCALE") and scale < 0:
+        return -k, -scale
+    return k, scale
+
+
 def transposed_values(v: torch.Tensor) -> torch.Tensor:
     """Vᵀ [B, H_kv, D, S'] with S' = S rounded up to 8 (16-byte rows for TMA), zeros past S
     (a key past S has P = 0 exactly, and 0 × garbage could be NaN)."""
@@ -100,6 +110,7 @@ def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool,
     target = lib.target_of(q)
     route = route_for(q.shape[-1], is_causal, q.shape[-2], target)
     kernel = OP.kernel(route, lib.kt_dtype(q))
+    k, scale = keys_for(k, scale, route.constants)
     run_kernel(kernel, q, k, values_for(v, route.constants), out, scale, target=target,
                **route.constants)
     return out

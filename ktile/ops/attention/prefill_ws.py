@@ -10,6 +10,11 @@ registers (bf16/fp16, the accumulator's fragment) and V by an N-major descriptor
 wgmma's transposed-B form). The K/V tiles are loaded once per block and read by all eight
 consumer warps.
 
+Pinnable forms (docs/attention.md, with their SASS): OVERLAP (P_(j-1)·V issued after S_j),
+PINGPONG (the consumer warpgroups take turns at their MMAs on named barriers), BM 192 with
+WARPS 16 (three consumer warpgroups, D 64), EXP2_FAST (the softmax's exp2 one MUFU.EX2),
+FUSED_SCALE (the scale in the exp2's multiply-add; scale ≥ 0, op.keys_for sees to it).
+
 VT=True is the earlier form: the kernel takes Vᵀ [B, H_kv, D, N'] (made by op.py with one
 torch copy; N' = N rounded up to 8 for TMA's 16-byte rows) and multiplies `p @ svt.T`, the
 K-major form every target has; it is the form that traces for targets without the
@@ -82,7 +87,8 @@ def attention_ws(dtype: str):
                      OVERLAP: hk.Constexpr[bool] = False,
                      PINGPONG: hk.Constexpr[bool] = False,
                      WARPS: hk.Constexpr[int] = 12,
-                     EXP2_FAST: hk.Constexpr[bool] = False):
+                     EXP2_FAST: hk.Constexpr[bool] = False,
+                     FUSED_SCALE: hk.Constexpr[bool] = False):
         z, h, block = hk.arch.block_idx.z, hk.arch.block_idx.y, hk.arch.block_idx.x
         if CAUSAL and LONGEST_FIRST:                 # the last query rows read the most keys
             block = hk.cdiv(q.rows, BM) - 1 - block
@@ -118,7 +124,8 @@ def attention_ws(dtype: str):
             the new row max and sum, and O's rescale. A tile past the last (OVERLAP's extra
             step: keys ≥ N or causal-masked) is all -inf: P 0 and rescale 1."""
             rows = BM // pipe.consumer_warps
-            s = s * scale_log2                       # scores in base 2: exp2, not exp
+            if not FUSED_SCALE:                      # scores in base 2: exp2, not exp
+                s = s * scale_log2
             reach = (j + 1) * BK                     # masks only on the tiles that need them
             if reach > k.rows:                       # the ragged last tile (or past it)
                 key_index = hk.iota(hk.RT(hk.i32, rows, BK), "col") + j * BK
@@ -129,8 +136,13 @@ def attention_ws(dtype: str):
                         s, (block * pipe.consumer_warps + hk.arch.warp_id) * rows, j * BK)
             new_max = hk.maximum(row_max, hk.row_max(s))
             exp2 = hk.exp2_fast if EXP2_FAST else hk.exp2   # one MUFU.EX2, P < 2^-126 is 0
-            p = exp2(s - new_max)
-            rescale = exp2(row_max - new_max)
+            if FUSED_SCALE:                          # max and sums of raw scores (scale ≥ 0:
+                shift = new_max * scale_log2         # the op negates k for a negative one);
+                p = exp2(s * scale_log2 - shift)     # the scale in the exp2's FFMA
+                rescale = exp2((row_max - new_max) * scale_log2)
+            else:
+                p = exp2(s - new_max)
+                rescale = exp2(row_max - new_max)
             return p, new_max, row_sum * rescale + hk.row_sum(p), rescale
 
         def times_values(acc, p, sv):
