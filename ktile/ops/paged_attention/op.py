@@ -32,7 +32,7 @@ SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 
 
 
 FEW_PAIRS = 128        # under it, long contexts take smaller partitions (more blocks)
-PART_SIZES = (8, 16, 32)
+PART_SIZES = (8, 16, 32, 64)
 AMD = ("gfx1100", "gfx1201")
 # sm_90a's kernels: paged_decode_ring (routed: pages copied to shared memory two steps ahead,
 # ring.py) and paged_decode_streams (the benchmark's variant: pages in registers, streams.py),
@@ -62,15 +62,20 @@ def _decode_route(d: int, part_pages: int, max_pairs: int | None,
 
 
 # per target and head size, under 2048 pairs: contexts up to 2048 tokens in partitions of 8
-# pages (128 tokens); longer ones of 16 pages under 128 pairs, else of 32 (512 tokens), so a
-# step of 1 x 32K makes 1024 blocks and 16 x 4096 1024; from 2048 pairs one block a
-# (seq, kv head) over the whole context. sm_90a runs paged_decode_ring (a block's warps on
-# different pages, ring.py), the AMD targets paged_decode (a block's warps on different
-# columns, kernels.py: a whole head a warp passes gfx1100's 256 VGPRs)
+# pages (128 tokens); under 128 pairs, up to 16K tokens in partitions of 16 pages (1 x 4096:
+# 128 blocks), longer in partitions of 64 (1 x 32K: 256 blocks, about one wave of the ring's 2
+# blocks a multiprocessor, and 32 partitions for the combine, not 128); else partitions of 32
+# (512 tokens; 16 x 4096: 1024 blocks); from 2048 pairs one block a (seq, kv head) over the
+# whole context. A first guess (the previous kernel's, with 1 x 32K's partitions made larger),
+# not measured for the ring: benchmarks/paged_decode.py --constants PART_PAGES=... sweeps it.
+# sm_90a runs paged_decode_ring (a block's warps on different pages, ring.py), the AMD targets
+# paged_decode (a block's warps on different columns, kernels.py: a whole head a warp passes
+# gfx1100's 256 VGPRs)
 TABLE = RoutingTable([route for target in ("sm_90a", "gfx1100") for d in HEAD_SIZES
                       for route in (
     _decode_route(d, 8, SPLIT_BELOW - 1, 2048, target),
-    _decode_route(d, 16, FEW_PAIRS - 1, None, target),
+    _decode_route(d, 16, FEW_PAIRS - 1, 16384, target),
+    _decode_route(d, 64, FEW_PAIRS - 1, None, target),
     _decode_route(d, 32, SPLIT_BELOW - 1, None, target),
     _decode_route(d, WHOLE, None, None, target))])
 COMBINE_EXEMPT = ("paged_decode_combine runs one block a (pair, 16-head chunk) where pairs "
