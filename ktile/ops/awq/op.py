@@ -38,7 +38,7 @@ def dequantize_into(qweight, scales, qzeros, out: torch.Tensor) -> None:
 def launch(x, qweight, scales, qzeros, out: torch.Tensor) -> None:
     (m, k), n = x.shape, out.shape[1]
     route = config.TABLE.choose(m, n, lib.target_of(x))
-    if route.kernel in ("awq_dequant", "wgmma_ws_nn"):     # prefill: dequantise, then GEMM
+    if route.kernel in config.PREFILL_KERNELS:             # prefill: dequantise, then GEMM
         w = torch.empty((k, n), dtype=scales.dtype, device=x.device)
         dequantize_into(qweight, scales, qzeros, w)
         if route.kernel == "awq_dequant":
@@ -145,8 +145,7 @@ def case(rows: int, cols: int, dtype: str, device: str = "cpu") -> tuple[float, 
     want = getattr(dtypes, dtype).round(
         reference(xs, host[0], ss, host[1]).astype("float32"))
     got = awq_gemm(x, qweight, scales, qzeros)
-    prefill = config.TABLE.choose(rows, n, lib.target_of(x)).kernel in ("awq_dequant",
-                                                                         "wgmma_ws_nn")
+    prefill = config.TABLE.choose(rows, n, lib.target_of(x)).kernel in config.PREFILL_KERNELS
     w = dequantize(host[0], ss, host[1])
     return lib.max_error(got, want), tolerance(xs, w, want, dtype, rounded_weights=prefill)
 
