@@ -15,10 +15,9 @@
   201 MB each way, ~0.1 ms at the H200's ~4 TB/s), the GEMM 2·M·N·K flops (M 512: 103 GFLOP,
   ~0.16 ms at ~650 TFLOP/s; estimates, not measurements), and torch's dequantisation before
   cuBLAS (the baseline) makes several [K, N] passes of int32 and 16-bit values; a producer
-  that dequantises needs a
-  warpgroup's converted codes stored to shared (no TMA for them), a proxy fence before the
-  wgmma reads them, and far more than the producer's 24 registers: the next step, for M
-  about 512 and below where the pass is a large part of the time. Constants: one H200 run of
+  that dequantises needs a warpgroup's converted codes stored to shared (no TMA for them), a
+  proxy fence before the wgmma reads them, and far more than the producer's 24 registers:
+  the next step, for M about 512 and below where the pass is a large part of the time. Constants: one H200 run of
   benchmarks/awq.py --constants picks them (the routes are not yet timed). The dequantiser's
   constants come from DEQUANT.
 
