@@ -17,9 +17,9 @@
   cuBLAS (the baseline) makes several [K, N] passes of int32 and 16-bit values; a producer
   that dequantises needs a warpgroup's converted codes stored to shared (no TMA for them), a
   proxy fence before the wgmma reads them, and far more than the producer's 24 registers:
-  the next step, for M about 512 and below where the pass is a large part of the time. Constants: one H200 run of
-  benchmarks/awq.py --constants picks them (the routes are not yet timed). The dequantiser's
-  constants come from DEQUANT.
+  the next step, for M about 512 and below where the pass is a large part of the time.
+  Constants: one H200 run of benchmarks/awq.py --constants picks them (the routes are not
+  yet timed). The dequantiser's constants come from DEQUANT.
 
 sm_90a registers (ptxas, CUDA 13.0, bf16, 4 warps): awq_gemv MB 1 / UNROLL 2: 120 (4 blocks
 per SM), MB 2 / 4: 128 (4), MB 4 / 2: 153 (3); MB 1 at UNROLL 4 is over the budgets pass's
