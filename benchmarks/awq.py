@@ -28,7 +28,8 @@ contender, reported as `ktile[SPEC]` (JSON and one table line each); an awq_dequ
 Prefill rows also time `dequant` (ktile.ops.awq_dequantize alone, checked exact to one
 rounding) so the GEMM's share shows. Timing: ktile.bench.timing (L2 flushed before each
 sample, median of CUDA-event times); decode is also replayed from a CUDA graph (ktile's
-decode is a conversion of x and two launches plus Python checks). Exit code 1 when a result was wrong, 2 without a CUDA GPU.
+decode is a conversion of x and two launches plus Python checks). Exit code 1 when a result
+was wrong, 2 without a CUDA GPU.
 `run(args) -> list[dict]` is the entry benchmarks/matmul.py can call as a section.
 """
 from __future__ import annotations
