@@ -112,3 +112,13 @@ def test_the_verify_pass_refuses_two_counts_for_one_id():
     with pytest.raises(KernelError, match="counts 128 threads here and 256"):
         Verify().apply(None, module)
     Verify().apply(None, HANDOFF.trace("sm_90a").module.clone())   # as traced: accepted
+
+
+def test_the_ir_prints_and_parses_back():
+    from ktile.ir.printing import module_text, parse_module
+    trace = HANDOFF.trace("sm_90a")
+    for generic in (False, True):
+        text = module_text(trace.module, generic=generic, locations=False)
+        assert "kt.named_barrier" in text
+        assert module_text(parse_module(text), generic=generic, locations=False) == text
+    parse_module(trace.dump(generic=True, locations=True), verify=True)
