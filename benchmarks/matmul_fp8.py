@@ -15,7 +15,9 @@ with per-tensor scales ("tensor": one float32 each) and with per-token / per-cha
 product of the same e4m3 values, scaled, rounded to bf16; computed on the GPU) within the
 reference's tolerance on Hopper (widened by torch._scaled_mm's own accumulation error at the
 same operands: reference.on_hopper) before it is timed: a wrong result is reported, never
-timed. `--constants` variants are checked the same way (PROMOTE 0, fast accumulation, against
+timed. Both accumulations are timed against torch's in the same mode: the default (promoted)
+against torch._scaled_mm's default, use_fast_accum=True (the unpromoted routes, checked within
+torch's fast accumulation's error) against torch's use_fast_accum=True. `--constants` variants are checked the same way (PROMOTE 0, fast accumulation, against
 torch's use_fast_accum=True error) and timed beside the route in the same process.
 
 Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times), eager
@@ -162,16 +164,22 @@ def measure(m: int, n: int, k: int, mode: str, args) -> dict:
         row["torch_error"] = error(theirs(), want)
     except Exception as exc:   # noqa: BLE001 - torch may not take this mode on this build
         row["torch_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-    if not row["correct"] or getattr(args, "check_only", False):
+    fast = ops.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16,
+                         use_fast_accum=True)
+    row.update(fast_error=error(fast, want), fast_tolerance=fast_tol)
+    row["fast_correct"] = row["fast_error"] <= fast_tol
+    del fast
+    if not (row["correct"] and row["fast_correct"]) or getattr(args, "check_only", False):
         return row
     ours = lambda: ops.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)  # noqa: E731
     repeats = getattr(args, "repeats", 30)
     time_both(row, "ktile", ours, repeats)
     time_both(row, "torch", theirs, repeats)
+    time_both(row, "ktile_fast", lambda: ops.scaled_mm(
+        a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=True), repeats)
+    time_both(row, "torch_fast", lambda: torch._scaled_mm(
+        a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=True), repeats)
     specs = getattr(args, "constants", None) or []
-    if any(not parse_constants(spec).get("PROMOTE", True) for spec in specs):
-        time_both(row, "torch_fast", lambda: torch._scaled_mm(
-            a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=True), repeats)
     for spec in specs:
         fast = not parse_constants(spec).get("PROMOTE", True)
         row[f"constants:{spec}"] = variant(a, b, scale_a, scale_b, want,
@@ -217,9 +225,11 @@ def print_table(rows: list[dict]) -> None:
           f"{'torch us':>9} {'graph':>8} | {'speedup':>7} | {'ktile TF/s':>10} ok")
     for row in rows:
         if "ktile" not in row:
+            fast = f" fast err {row['fast_error']:.3g} tol {row['fast_tolerance']:.3g} " \
+                f"{'ok' if row['fast_correct'] else 'WRONG'}" if "fast_error" in row else ""
             print(f"{row['mode']:8} {row['m']:5} {row['n']:6} {row['k']:6} | "
                   f"{'correct' if row['correct'] else 'WRONG'} err {row['error']:.3g} "
-                  f"tol {row['tolerance']:.3g}")
+                  f"tol {row['tolerance']:.3g}{fast}")
             continue
         us = {key: row[key].get("ms", float("nan")) * 1e3
               for key in ("ktile", "ktile_graph", "torch", "torch_graph")}
@@ -229,7 +239,18 @@ def print_table(rows: list[dict]) -> None:
         print(f"{row['mode']:8} {row['m']:5} {row['n']:6} {row['k']:6} | {us['ktile']:9.1f} "
               f"{us['ktile_graph']:8.1f} {us['torch']:9.1f} {us['torch_graph']:8.1f} | "
               f"{speedup:6.2f}x | {tflops:10.0f} {'yes' if row['correct'] else 'NO'}")
+        print_fast(row)
         print_variants(row)
+
+
+def print_fast(row: dict) -> None:
+    """The use_fast_accum=True line: ktile's fast routes against torch's fast accumulation."""
+    ours, theirs = best(row, "ktile_fast"), best(row, "torch_fast")
+    if not ours:
+        return
+    speedup = theirs / ours if theirs else float("nan")
+    print(f"  {'use_fast_accum=True':40} | {ours * 1e3:9.1f} us | {speedup:6.2f}x vs "
+          f"{'torch_fast':10} | {2 * row['m'] * row['n'] * row['k'] / ours / 1e9:6.0f} TF/s")
 
 
 def print_variants(row: dict) -> None:
@@ -295,7 +316,7 @@ def main(argv: list[str]) -> int:
                        "host": platform.node(), "args": vars(args), "results": rows}, f,
                       indent=1)
         print(f"wrote {args.json}")
-    return 0 if all(r["correct"] for r in rows) else 1
+    return 0 if all(r["correct"] and r.get("fast_correct", True) for r in rows) else 1
 
 
 if __name__ == "__main__":

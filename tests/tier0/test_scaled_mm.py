@@ -51,6 +51,44 @@ def test_routes_by_form_and_shape(rows, cols, rowwise, bias, bn):
     assert (route.constants["ROWWISE"], route.constants["BIAS"]) == (rowwise, bias)
 
 
+@pytest.mark.parametrize("rowwise,bias,bn", [(False, False, 256), (True, False, 256),
+                                              (False, True, 256), (True, True, 192)])
+def test_fast_accumulation_takes_the_unpromoted_routes(rowwise, bias, bn):
+    """use_fast_accum=True routes to PROMOTE False (128 x 256; 192 with both column vectors)
+    at every M; the default never does; gfx950's one route (fp32 MFMA) serves both."""
+    for rows in (1, 512, 8192):
+        fast = config.choose(rows, 6144, "sm_90a", rowwise, bias, fast=True)
+        assert (fast.constants["PROMOTE"], fast.constants["BN"]) == (False, bn)
+        assert config.choose(rows, 6144, "sm_90a", rowwise, bias).constants["PROMOTE"]
+    if not bias:
+        assert config.choose(70, 136, "gfx950", rowwise, False, fast=True) is \
+            config.choose(70, 136, "gfx950", rowwise, False)
+
+
+@pytest.mark.parametrize("rowwise,bias,out", [(True, True, "bf16"), (False, False, "fp32")])
+def test_fast_accumulation_matches_the_reference_and_plans_unpromoted(rowwise, bias, out):
+    """scaled_mm(use_fast_accum=True) on the interpreter (fp32 accumulation: the reference's
+    tolerance holds) at ragged M, N, K, through the public function and the torch op, planned
+    at PROMOTE False."""
+    a, w, sa, sb, b_vec = op.operands(77, 264, op.CASE_K, out, "cpu", rowwise, bias)
+    dtype = op.TORCH_DTYPES[out]
+    got = op.scaled_mm(a, w.t(), sa, sb, b_vec, out_dtype=dtype, use_fast_accum=True)
+    an, bn = a.double().numpy(), w.double().numpy().T
+    bias_n = None if b_vec is None else b_vec.double().numpy()
+    want = reference(an, bn, sa.double().numpy(), sb.double().numpy(), bias_n,
+                     getattr(dtypes, out))
+    tol = tolerance(an, bn, sa.double().numpy(), sb.double().numpy(), want, out)
+    assert lib.max_error(got, want) <= tol
+    _, (route, _) = op.plan(a, 264, out, rowwise, bias, True)
+    assert route.constants["PROMOTE"] is False
+    assert torch.equal(got, torch.ops.ktile.scaled_mm(a, w.t(), sa, sb, b_vec, out, True))
+
+
+def test_use_fast_accum_not_a_bool_is_refused():
+    refused(lambda: op.scaled_mm(**operands(), use_fast_accum="yes"), "'use_fast_accum'",
+            "bool", kind=InputError)
+
+
 @pytest.mark.parametrize("target", ["gfx942", "gfx1100"])
 def test_targets_without_fp8_mfma_are_refused_naming_the_others(monkeypatch, target):
     a, w, sa, sb, _ = op.operands(16, 32, 32, rowwise=False, bias=False)
@@ -181,6 +219,7 @@ def test_benchmark_checks_every_variant_before_timing(monkeypatch):
     args = argparse.Namespace(repeats=1, constants=specs)
     row = bench.measure(70, 144, 208, "rowwise", args)
     assert row["correct"] and row["ktile"]["ms"] == 1.0 and row["torch_fast"]["ms"] == 1.0
+    assert row["fast_correct"] and row["ktile_fast"]["ms"] == 1.0      # both modes timed
     assert all(row[f"constants:{s}"]["correct"] and "ms" in row[f"constants:{s}"]
                for s in specs)
     real = bench.variant

@@ -92,3 +92,11 @@ def out_dtype_name(out_dtype) -> str:
                          f"torch.bfloat16, torch.float16 or torch.float32",
                          hint="pass out_dtype=torch.bfloat16")
     return OUT_DTYPES[out_dtype]
+
+
+def check_fast_accum(use_fast_accum) -> None:
+    if not isinstance(use_fast_accum, bool):
+        raise InputError(f"scaled_mm: 'use_fast_accum' is {use_fast_accum!r}; it must be a "
+                         f"bool, as torch._scaled_mm's",
+                         hint="pass use_fast_accum=True (faster, K accumulated in the wgmma) "
+                              "or False (each 128 of K promoted into fp32, the default)")

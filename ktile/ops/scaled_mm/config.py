@@ -11,9 +11,9 @@ consumers hold two 16 x BN fp32 tiles in the K loop (BN registers a lane):
 - other M <= WIDE_MIN_M: 128 x 128, 6 stages of 32 KiB;
 - larger M: 128 x 192, 5 stages of 40 KiB; ROWWISE with a bias 128 x 128 (at 192 its
   epilogue's two column vectors take the budgets pass's estimate to 212 registers).
-  128 x 256 would need 256 registers for the two tiles: it is the fast-accumulation variant
-  only (PROMOTE False, 4 stages: `--constants PROMOTE=0,BN=256,STAGES=4` in
-  benchmarks/matmul_fp8.py), torch's use_fast_accum=True, never routed.
+  128 x 256 would need 256 registers for the two tiles: it is the fast-accumulation route
+  (`fast_routes`: PROMOTE False, 4 stages), taken by scaled_mm(use_fast_accum=True) as
+  torch._scaled_mm's argument of that name.
 
 At 128 x 192 the budgets pass estimates 200 of the 240 registers live at the promotion's add
 (over its warning line, 180); ptxas 13.0 builds every route with 0 spills
@@ -32,9 +32,10 @@ WIDE_MIN_M = 1024
 GROUP_M = 8
 
 
-def tile(bn: int, stages: int, rowwise: bool, bias: bool, **fit) -> Route:
+def tile(bn: int, stages: int, rowwise: bool, bias: bool, promote: bool = True,
+         **fit) -> Route:
     return Route("fp8_ws_nt", {"BN": bn, "STAGES": stages, "GROUP_M": GROUP_M,
-                               "ROWWISE": rowwise, "BIAS": bias, "PROMOTE": True},
+                               "ROWWISE": rowwise, "BIAS": bias, "PROMOTE": promote},
                  targets=SM90, **fit)
 
 
@@ -45,6 +46,16 @@ def form_routes(rowwise: bool, bias: bool) -> list[Route]:
                  sample=(400, 6144)),
             tile(128, 6, rowwise, bias, max_rows=WIDE_MIN_M, sample=(300, 300)),
             tile(192, 5, rowwise, bias, sample=(70, 300))]
+
+
+def fast_routes(rowwise: bool, bias: bool) -> list[Route]:
+    """use_fast_accum=True (PROMOTE False): one 16 x BN fp32 tile a warp, so 128 x 256, 4
+    stages (0.85-0.99x torch's fast accumulation, H200 round 1.5) at any M; per-token /
+    per-channel scales with a bias 128 x 192 (at 256 the budgets pass counts 244 registers at
+    the epilogue's column vectors)."""
+    if rowwise and bias:
+        return [tile(192, 5, True, True, False, sample=(300, 300))]
+    return [tile(256, 4, rowwise, bias, False, sample=(70, 300))]
 
 
 # gfx950 (CDNA4: fp8 MFMA from LDS): the same program, every wave playing both roles in turn
@@ -65,23 +76,29 @@ def amd_route(rowwise: bool, bias: bool) -> Route:
 FORMS = [(False, False), (True, False), (False, True), (True, True)]
 TARGETS = SM90 + AMD_FP8
 TABLE = RoutingTable([route for form in FORMS for route in form_routes(*form)]
+                     + [route for form in FORMS for route in fast_routes(*form)]
                      + [amd_route(rowwise, False) for rowwise in (False, True)])
 
 
-def fits_form(route: Route, rowwise: bool, bias: bool) -> bool:
-    """Whether the route is of this epilogue form (a measured table's routes name theirs)."""
+def fits_form(route: Route, rowwise: bool, bias: bool, fast: bool = False) -> bool:
+    """Whether the route is of this epilogue form (a measured table's routes name theirs)
+    and accumulation: promoted on sm_90a unless `fast` (use_fast_accum=True); gfx950's
+    routes accumulate in fp32 (PROMOTE False) and serve both."""
     c = route.constants
-    return c.get("ROWWISE", False) == rowwise and c.get("BIAS", True) == bias
+    promoted = c.get("PROMOTE", True) or not set(route.targets or ()) <= set(SM90)
+    return (c.get("ROWWISE", False) == rowwise and c.get("BIAS", True) == bias
+            and (promoted if not fast else not c.get("PROMOTE", True)))
 
 
-def choose(rows: int, cols: int, target: str, rowwise: bool, bias: bool) -> Route:
-    """The first route for M = rows, N = cols on `target` that holds this form's epilogue; a
-    pinned route (a test's) wins."""
+def choose(rows: int, cols: int, target: str, rowwise: bool, bias: bool,
+           fast: bool = False) -> Route:
+    """The first route for M = rows, N = cols on `target` that holds this form's epilogue
+    and accumulation (`fast`: use_fast_accum=True); a pinned route (a test's) wins."""
     pinned = TABLE.pinned
     if pinned is not None:
         return pinned
     for route in TABLE.measured.get(target, []) + TABLE.routes:
-        if route.fits(rows, cols, target) and fits_form(route, rowwise, bias):
+        if route.fits(rows, cols, target) and fits_form(route, rowwise, bias, fast):
             return route
     if bias and any(r.fits(rows, cols, target) for r in TABLE.routes):
         raise InputError(f"scaled_mm: a bias has no route on {target} yet (its build spills "

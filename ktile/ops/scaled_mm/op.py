@@ -1,12 +1,15 @@
-"""`ktile.ops.scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16)`: the
-fp8 (e4m3) GEMM with torch._scaled_mm's semantics, registered as `torch.ops.ktile.scaled_mm`.
+"""`ktile.ops.scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16,
+use_fast_accum=False)`: the fp8 (e4m3) GEMM with torch._scaled_mm's semantics, registered as `torch.ops.ktile.scaled_mm`.
 
 a [M, K] float8_e4m3fn row-major, b [K, N] float8_e4m3fn column-major (b.t() a contiguous
 [N, K]: a weight w [N, K] passed as w.t()), K a multiple of 16; scale_a and scale_b float32,
 both one value (per tensor) or scale_a [M, 1] (per token) and scale_b [1, N] (per channel);
 bias [N] of out_dtype (bf16, fp16 or fp32). out = (a · b) · scale_a · scale_b (+ bias): the
 products accumulate in fp32 (wgmma e4m3), the scales and the bias are applied to the fp32
-accumulators in the epilogue, and the result is rounded once to out_dtype.
+accumulators in the epilogue, and the result is rounded once to out_dtype. On sm_90a each
+128-wide K block is promoted into fp32 (torch's default); use_fast_accum=True accumulates all
+of K in the wgmma's reduced-precision accumulator (faster, less precise: torch's flag of that
+name), the 128 x 256 routes (config.fast_routes). gfx950 accumulates in fp32 either way.
 
 Runs on sm_90a (the kernel is matmul's warp-specialised pipeline at fp8, kernels.py), on
 gfx950 (the same program in turns, fp8 MFMA; emulated and built, not timed), and on the CPU
@@ -47,17 +50,18 @@ def target_for(a: torch.Tensor) -> str:
     return target
 
 
-def plan(a: torch.Tensor, n: int, out_name: str, rowwise: bool, bias: bool):
-    """(route, kernel) for a [M, K] into [M, N] of out_name; memoized per shape and form."""
+def plan(a: torch.Tensor, n: int, out_name: str, rowwise: bool, bias: bool, fast: bool):
+    """(route, kernel) for a [M, K] into [M, N] of out_name; memoized per shape, form and
+    accumulation (`fast`: use_fast_accum)."""
     m, k = a.shape
     target = target_for(a)
 
     def make():
-        route = config.choose(m, n, target, rowwise, bias)
+        route = config.choose(m, n, target, rowwise, bias, fast)
         kernel = OP.kernel(route, name_of("fp8", out_name))
         trace_quietly(kernel, target, dict(route.constants, ROWWISE=rowwise, BIAS=bias))
         return route, kernel
-    return target, config.TABLE.plan(target, (m, n, k, out_name, rowwise, bias,
+    return target, config.TABLE.plan(target, (m, n, k, out_name, rowwise, bias, fast,
                                               a.get_device()), make)
 
 
@@ -70,10 +74,13 @@ def trace_quietly(kernel, target: str, constants: dict) -> None:
         kernel.trace(target, **constants)
 
 
-def launch(a, b, scale_a, scale_b, bias, out: torch.Tensor, rowwise: bool) -> None:
-    """Run the routed kernel for a [M, K] · b [K, N] into out [M, N]."""
+def launch(a, b, scale_a, scale_b, bias, out: torch.Tensor, rowwise: bool,
+           fast: bool = False) -> None:
+    """Run the routed kernel for a [M, K] · b [K, N] into out [M, N] (`fast`: the
+    use_fast_accum routes)."""
     (m, _), n = a.shape, out.shape[1]
-    target, (route, kernel) = plan(a, n, checks.OUT_DTYPES[out.dtype], rowwise, bias is not None)
+    target, (route, kernel) = plan(a, n, checks.OUT_DTYPES[out.dtype], rowwise, bias is not None,
+                                   fast)
     sa = scale_a.reshape(1, m if rowwise else 1)
     sb = scale_b.reshape(1, n if rowwise else 1)
     # without a bias the kernel reads none (BIAS False); matmul's kept zeros of out's dtype
@@ -92,7 +99,8 @@ def launcher(a, b, scale_a, scale_b, out: torch.Tensor, constants: dict):
     times beside the route) into out, no bias: the kernel traced once, then `run()`."""
     rowwise = checks.is_rowwise(scale_a, scale_b, *out.shape)
     target = target_for(a)
-    route = config.choose(a.shape[0], out.shape[1], target, rowwise, False)
+    fast = not constants.get("PROMOTE", True)           # the variant's accumulation's routes
+    route = config.choose(a.shape[0], out.shape[1], target, rowwise, False, fast)
     constants = dict(route.constants, **constants, ROWWISE=rowwise, BIAS=False)
     kernel = OP.kernel(route, name_of("fp8", checks.OUT_DTYPES[out.dtype]))
     trace_quietly(kernel, target, constants)
@@ -103,13 +111,15 @@ def launcher(a, b, scale_a, scale_b, out: torch.Tensor, constants: dict):
 
 
 def _scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
-               bias: Optional[torch.Tensor], out_dtype: str) -> torch.Tensor:
+               bias: Optional[torch.Tensor], out_dtype: str,
+               use_fast_accum: bool = False) -> torch.Tensor:
     out = torch.empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype], device=a.device)
-    launch(a, b, scale_a, scale_b, bias, out, checks.is_rowwise(scale_a, scale_b, *out.shape))
+    launch(a, b, scale_a, scale_b, bias, out, checks.is_rowwise(scale_a, scale_b, *out.shape),
+           use_fast_accum)
     return out
 
 
-def _scaled_mm_fake(a, b, scale_a, scale_b, bias, out_dtype):
+def _scaled_mm_fake(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum=False):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=TORCH_DTYPES[out_dtype])
 
 
@@ -118,12 +128,15 @@ _FUNCTIONAL = lib.define("ktile::scaled_mm", _scaled_mm, _scaled_mm_fake)
 
 def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
               bias: Optional[torch.Tensor] = None,
-              out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+              out_dtype: torch.dtype = torch.bfloat16,
+              use_fast_accum: bool = False) -> torch.Tensor:
     """(a [M, K] · b [K, N]) · scale_a · scale_b (+ bias [N]) in fp32, rounded once to
     out_dtype; a and b float8_e4m3fn (b column-major), the scales float32 per tensor or
-    scale_a [M, 1] and scale_b [1, N]."""
+    scale_a [M, 1] and scale_b [1, N]; use_fast_accum as torch._scaled_mm's (sm_90a: K
+    accumulated in the wgmma without promotion, faster and less precise)."""
     out_name, _ = checks.check_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype)
-    return _FUNCTIONAL(a, b, scale_a, scale_b, bias, out_name)
+    checks.check_fast_accum(use_fast_accum)
+    return _FUNCTIONAL(a, b, scale_a, scale_b, bias, out_name, use_fast_accum)
 
 
 CASE_K = 208     # a multiple of 16, not of the K tile (128): the last tile is ragged
