@@ -10,13 +10,14 @@
         --constants LONGEST_FIRST=0 --out DIR   # P·V under the softmax (docs/attention.md);
                                     # the Vᵀ form (its copy made once, outside the timing);
                                     # the causal blocks in launch order
-    python3 benchmarks/attention.py --quick --constants PINGPONG=1 \
+    python3 benchmarks/attention.py --quick --constants PINGPONG=1 --constants PINGPONG=2 \
         --constants PINGPONG=1,OVERLAP=1 --out DIR   # the consumer warpgroups taking turns
-                                    # at their MMAs (named barriers), alone and with OVERLAP
+                                    # at their MMAs (named barriers; 1: S, 2: P·V and S)
     python3 benchmarks/attention.py --quick --constants D64:BM=192,WARPS=16 \
         --out DIR                   # d 64: three consumer warpgroups of 64 rows
-    python3 benchmarks/attention.py --quick --constants EXP2_FAST=1 \
-        --constants PINGPONG=1,EXP2_FAST=1 --out DIR   # the softmax's exp2 as one MUFU.EX2
+    python3 benchmarks/attention.py --quick --constants EXP2_FAST=1,FUSED_SCALE=1 \
+        --constants PINGPONG=2,EXP2_FAST=1,FUSED_SCALE=1 --out DIR   # the softmax's exp2 one
+                                    # MUFU.EX2, the scale in its FFMA
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query

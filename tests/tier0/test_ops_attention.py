@@ -102,7 +102,7 @@ def test_the_kernel_in_turns_matches_too(monkeypatch):
 @pytest.mark.parametrize("constants", [{"VT": True, "LONGEST_FIRST": False},
                                        {"VT": False, "LONGEST_FIRST": False},
                                        {"VT": False, "LONGEST_FIRST": True},
-                                       {"VT": False, "EXP2_FAST": True, "PINGPONG": True}], ids=str)
+                                       {"VT": False, "EXP2_FAST": True, "PINGPONG": 1}], ids=str)
 def test_each_pinnable_form_matches(hopper, constants):
     """V read N-major (the route) or as Vᵀ (VT), the causal blocks in launch order or longest
     first: 3 query blocks of a causal L 300 with S 290 (ragged: the last V tile zero-filled)."""
@@ -147,17 +147,19 @@ def test_overlap_matches_at_ragged_lengths(hopper, causal):
     assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
 
 
-@pytest.mark.parametrize("causal, overlap", [(False, False), (True, False), (True, True)],
-                         ids=["full", "causal", "causal-overlap"])
-def test_pingpong_matches_at_ragged_lengths(hopper, causal, overlap):
+@pytest.mark.parametrize("causal, overlap, pingpong", [(False, False, 1), (True, True, 1),
+                                                       (False, False, 2), (True, False, 2)],
+                         ids=["full-1", "causal-overlap-1", "full-2", "causal-2"])
+def test_pingpong_matches_at_ragged_lengths(hopper, causal, overlap, pingpong):
     """PINGPONG: the two consumer warpgroups take turns at their MMAs on named barriers 1 and
-    2 (the interpreter spins each sync until the other warpgroup's arrivals complete its
-    phase, so a turn never given is a deadlock here): 3 query blocks, S 290 (ragged)."""
+    2 (1: a turn is S_j; 2: P_(j-1)·V and S_j). The interpreter spins each sync until the
+    other warpgroup's arrivals complete its phase, so a turn never given, or one count off
+    at the block's last step, is a deadlock here: 3 query blocks, S 290 (ragged)."""
     import math
     from ktile.ops.attention import op, prefill_ws
     q, k, v = inputs(1, 2, 1, 300, 290, 64, torch.bfloat16, seed=11)
     o = torch.full_like(q, float("nan"))
-    constants = {**op.route_for(64, causal, 300, "sm_90a").constants, "PINGPONG": True,
+    constants = {**op.route_for(64, causal, 300, "sm_90a").constants, "PINGPONG": pingpong,
                  "OVERLAP": overlap}
     prefill_ws.attention_ws("bf16")(q, k, op.values_for(v, constants), o, 1 / math.sqrt(64),
                                     **constants)
@@ -165,7 +167,7 @@ def test_pingpong_matches_at_ragged_lengths(hopper, causal, overlap):
     assert np.abs(o.float().numpy() - want).max() <= tolerance(v.float().numpy())
 
 
-@pytest.mark.parametrize("pingpong", [False, True])
+@pytest.mark.parametrize("pingpong", [0, 2])
 def test_three_consumer_warpgroups_match_at_ragged_lengths(hopper, pingpong):
     """BM 192 (D 64): three consumer warpgroups of 64 rows, 16 warps; PINGPONG passes the
     turn 0 -> 1 -> 2 -> 0 on barriers 1..3. Causal, 2 query blocks, S 290 (ragged)."""
@@ -187,6 +189,18 @@ def hk_warning():
     return KernelWarning
 
 
+def test_pingpong_2_with_overlap_is_refused(hopper):
+    import math
+    from ktile.errors import KtileError
+    from ktile.ops.attention import op, prefill_ws
+    q, k, v = inputs(1, 1, 1, 64, 64, 64, torch.bfloat16)
+    constants = {**op.route_for(64, False, 64, "sm_90a").constants, "PINGPONG": 2,
+                 "OVERLAP": True}
+    with pytest.raises(KtileError, match="PINGPONG is 0, 1"):
+        prefill_ws.attention_ws("bf16")(q, k, v, torch.empty_like(q), 1 / math.sqrt(64),
+                                        **constants)
+
+
 def test_bm_and_warps_that_do_not_match_are_refused(hopper):
     import math
     from ktile.errors import KtileError
@@ -203,7 +217,7 @@ def test_pingpong_wraps_each_warpgroups_s_wgmma_in_its_turn():
     then waits for S (the softmax runs while the other warpgroup's wgmmas do); warpgroup 1
     gives the first turn (an arrive on barrier 1 at step 0)."""
     from ktile.ops.attention import op, prefill_ws
-    constants = {**op.route_for(128, False, 128, "sm_90a").constants, "PINGPONG": True}
+    constants = {**op.route_for(128, False, 128, "sm_90a").constants, "PINGPONG": 1}
     source = prefill_ws.attention_ws("bf16").trace("sm_90a", **constants).source()
     loop = source[source.index("wait_full("):source.index("release<")]
     marks = ["kt::bar_arrive<1, 256>()", "kt::bar_sync<1, 256>()", "kt::bar_sync<2, 256>()",

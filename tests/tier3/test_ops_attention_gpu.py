@@ -49,9 +49,9 @@ def test_matches_torch_sdpa(shape, causal):
 
 
 FORMS = [{"VT": True}, {"OVERLAP": True}, {"OVERLAP": True, "VT": True},
-         {"LONGEST_FIRST": False}, {"PINGPONG": True}, {"PINGPONG": True, "OVERLAP": True},
-         {"EXP2_FAST": True}, {"EXP2_FAST": True, "PINGPONG": True},
-         {"EXP2_FAST": True, "FUSED_SCALE": True, "PINGPONG": True}]
+         {"LONGEST_FIRST": False}, {"PINGPONG": 1}, {"PINGPONG": 1, "OVERLAP": True},
+         {"PINGPONG": 2}, {"EXP2_FAST": True}, {"EXP2_FAST": True, "PINGPONG": 2},
+         {"EXP2_FAST": True, "FUSED_SCALE": True, "PINGPONG": 2}]
 
 
 @pytest.mark.parametrize("causal", [False, True])

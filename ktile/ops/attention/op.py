@@ -51,12 +51,13 @@ AMD_ROUTES = [
 # the grid's first blocks take the last query rows, which read the most key tiles, so the
 # short ones fill the last wave (FlashAttention-3's order); a permutation of the same blocks.
 # OVERLAP (P·V of the older tile under the softmax) was 7-15% slower on the H200: ptxas waits
-# for that P·V before the exp2s (docs/attention.md). PINGPONG (the consumer warpgroups taking
-# turns at their S wgmma on named barriers) builds clean, not timed yet: pinnable only
+# for that P·V before the exp2s (docs/attention.md). Built clean, not timed yet, pinnable
+# only: PINGPONG 1 / 2 (the consumer warpgroups taking turns at their wgmmas on named
+# barriers), EXP2_FAST and FUSED_SCALE (fewer softmax instructions), BM 192 / WARPS 16 (D 64)
 TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
                            "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False,
-                           "PINGPONG": False, "WARPS": 12, "EXP2_FAST": False,
+                           "PINGPONG": 0, "WARPS": 12, "EXP2_FAST": False,
                            "FUSED_SCALE": False},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)

@@ -45,6 +45,9 @@ SHAPES = [
      "v must be [B, H_kv, N, D] as k (with VT: Vᵀ [B, H_kv, D, N'], N' >= N)"),
     (lambda p: p.q.depth % p.k.depth == 0,
      "q's heads must be a multiple of k's heads (grouped-query attention)"),
+    (lambda p: p.PINGPONG in (0, 1) or (p.PINGPONG == 2 and not p.OVERLAP),
+     "PINGPONG is 0, 1 (a turn: S_j, with OVERLAP also P_(j-1)·V) or 2 (a turn: P_j·V and "
+     "S_(j+1), without OVERLAP)"),
     (lambda p: p.BM % 64 == 0 and p.WARPS == 4 * (1 + p.BM // 64),
      "BM must be 64 rows per consumer warpgroup and WARPS 4 × (1 + BM / 64): BM 128 with "
      "WARPS 12, BM 192 with WARPS 16"),
@@ -85,7 +88,7 @@ def attention_ws(dtype: str):
                      VT: hk.Constexpr[bool] = False,
                      LONGEST_FIRST: hk.Constexpr[bool] = False,
                      OVERLAP: hk.Constexpr[bool] = False,
-                     PINGPONG: hk.Constexpr[bool] = False,
+                     PINGPONG: hk.Constexpr[int] = 0,
                      WARPS: hk.Constexpr[int] = 12,
                      EXP2_FAST: hk.Constexpr[bool] = False,
                      FUSED_SCALE: hk.Constexpr[bool] = False):
@@ -161,6 +164,10 @@ def attention_ws(dtype: str):
             if j == 0:
                 if group == groups - 1:
                     hk.bar_arrive(1, TURN_THREADS)
+            wait_turn()
+
+        def wait_turn():
+            group = hk.arch.warp_id // 4
             for g in range(groups):                  # the ids are constants: a branch each
                 if group == g:
                     hk.bar_sync(1 + g, TURN_THREADS)
@@ -174,8 +181,13 @@ def attention_ws(dtype: str):
 
         @pipe.consumer(warpgroups=groups, registers=consumer_registers(WARPS))
         def step(j, sk, sv, qr, row_max, row_sum, acc, p_prev):
-            if PINGPONG:
+            # PINGPONG 1: a turn is S_j (and OVERLAP's P_(j-1)·V); 2: a turn is P_(j-1)·V and
+            # S_j (FlashAttention-3's pair), the first S_0 alone, the last P·V alone
+            if PINGPONG == 1:
                 take_turn(j)
+            if PINGPONG == 2:
+                if j == 0:
+                    take_turn(j)
             if OVERLAP:                              # the extra step's K is past the keys:
                 s = hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BK))   # no S wgmma
                 if j < tiles:                        # (its masks make the tile all -inf)
@@ -190,7 +202,13 @@ def attention_ws(dtype: str):
             acc = acc * rescale
             if OVERLAP:
                 return qr, row_max, row_sum, acc, p.to(DT)
-            return qr, row_max, row_sum, times_values(acc, p.to(DT), sv), p_prev
+            if PINGPONG == 2:                        # P_j·V opens this warpgroup's next
+                wait_turn()                          # turn, closed after S_(j+1)
+            acc = times_values(acc, p.to(DT), sv)
+            if PINGPONG == 2:
+                if j == tiles - 1:                   # no S follows the last P·V
+                    pass_turn()
+            return qr, row_max, row_sum, acc, p_prev
 
         @pipe.finish
         def store(qr, row_max, row_sum, acc, p_prev):
