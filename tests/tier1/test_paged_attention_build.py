@@ -4,7 +4,7 @@ and the narrowest on gfx1100): the D 128 split paged_decode on gfx1100, whose 25
 make it the closest to a spill, with no spill and a clean `ktile cocheck`; sm_90a's
 paged_decode_streams (the benchmark's variant, not routed) at D 128, no spill. Under
 KTILE_OPS_FULL_BUILD=1 also every route's form (D 64 / 128, split / unsplit) on its targets,
-the combine (AHEAD partitions' loads in flight) on each target, the ring at STAGES 4 /
+the combine on each target, the ring at STAGES 4 /
 WARPS 2 and the streams kernel at D 64."""
 import pytest
 

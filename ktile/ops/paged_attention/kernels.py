@@ -139,8 +139,7 @@ def paged_decode_combine(dtype: str):
     def paged_decode_combine(part_out: hk.Tensor[hk.fp32], part_stats: hk.Tensor[hk.fp32],
                              seq_lens: hk.Tensor[hk.i32], out: hk.Tensor[DT], *,
                              D: hk.Constexpr[int] = 128, WARPS: hk.Constexpr[int] = 2,
-                             PART_PAGES: hk.Constexpr[int] = 32,
-                             AHEAD: hk.Constexpr[int] = 2):
+                             PART_PAGES: hk.Constexpr[int] = 32):
         chunk, row, warp = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id
         seq = row // (out.depth // seq_lens.cols)
         seq_len = hk.load_scalar(seq_lens, 0, seq)
@@ -149,16 +148,10 @@ def paged_decode_combine(dtype: str):
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))
         acc = hk.zeros(hk.RT(hk.fp32, 16, COLS))
-        # in partition order (the same sum every run), AHEAD partitions' loads issued before
-        # the first of them is folded: a long context's 128 partitions cost 64 load latencies
-        # (AHEAD 4 estimated 244 registers a lane on sm_90a: close to spilling)
-        full = used // AHEAD * AHEAD
-        for base in range(0, full, AHEAD):
-            loaded = [_partial(part_out, part_stats, row * parts + base + i, chunk, warp)
-                      for i in range(AHEAD)]
-            for stats, values in loaded:
-                m, l, acc = _fold(m, l, acc, stats, values)
-        for part in range(full, used):
+        # in partition order: the same sum every run. (Loads of two partitions issued before
+        # the first is folded made ptxas spill on sm_90a: 168 registers, 16 bytes of stack; the
+        # long-context routes keep partitions few instead: 1 x 32K has 32)
+        for part in range(used):
             stats, values = _partial(part_out, part_stats, row * parts + part, chunk, warp)
             m, l, acc = _fold(m, l, acc, stats, values)
         out[hk.tile_coord(0, row, chunk, warp)] = (acc / hk.maximum(l, 1e-30)).to(DT)

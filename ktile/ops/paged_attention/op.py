@@ -78,11 +78,8 @@ TABLE = RoutingTable([route for target in ("sm_90a", "gfx1100") for d in HEAD_SI
     _decode_route(d, 64, FEW_PAIRS - 1, None, target),
     _decode_route(d, 32, SPLIT_BELOW - 1, None, target),
     _decode_route(d, WHOLE, None, None, target))])
-COMBINE_EXEMPT = ("paged_decode_combine runs one block a (pair, 16-head chunk) where pairs "
-                  "< 2048, reading a few KiB each: its loads' latency is hidden by AHEAD "
-                  "partitions in flight a warp, not by resident warps; not measured yet")
 COMBINE = tuple(Route("paged_decode_combine", {"D": d, "WARPS": d // 64, "PART_PAGES": pp},
-                      targets=TARGETS, sample=(4, 1024), occupancy_exempt=COMBINE_EXEMPT)
+                      targets=TARGETS, sample=(4, 1024))
                 for d in HEAD_SIZES for pp in PART_SIZES)
 
 
