@@ -50,8 +50,8 @@ def test_matches_torch_sdpa(shape, causal):
 
 FORMS = [{"VT": True}, {"OVERLAP": True}, {"OVERLAP": True, "VT": True},
          {"LONGEST_FIRST": False}, {"PINGPONG": 1}, {"PINGPONG": 1, "OVERLAP": True},
-         {"PINGPONG": 2}, {"EXP2_FAST": True}, {"EXP2_FAST": True, "PINGPONG": 2},
-         {"EXP2_FAST": True, "FUSED_SCALE": True, "PINGPONG": 2}]
+         {"EXP2_FAST": True, "FUSED_SCALE": True, "PINGPONG": 2},
+         {"BM": 192, "WARPS": 16, "PINGPONG": 2}]   # the last: D 64's (D 128 spills)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -64,6 +64,8 @@ def test_each_pinnable_form_matches_torch_sdpa(shape, form, causal):
     from ktile.ops import _library as lib
     from ktile.ops.attention import op
     b, h, h_kv, n_q, n_k, d, dtype = shape
+    if form.get("BM") == 192 and d != 64:
+        pytest.skip("BM 192 is pinnable at D 64 only (D 128 spills)")
     g = torch.Generator(device="cuda").manual_seed(n_q + d + 1)
     q, k, v = (torch.randn(s, device="cuda", generator=g).to(dtype)
                for s in ((b, h, n_q, d), (b, h_kv, n_k, d), (b, h_kv, n_k, d)))
