@@ -63,8 +63,8 @@ def quantize_awq(weight, group: int = AWQ_GROUP):
     scale = np.maximum((high - low) / 15, 1e-8).astype(np.float16).astype(np.float64)
     zero = np.clip(np.round(-low / scale), 0, 15)
     codes = np.clip(np.round(groups / scale[:, None] + zero[:, None]), 0, 15).reshape(k, n)
-    return (torch.from_numpy(pack(codes)), torch.from_numpy(pack(zero)),
-            torch.from_numpy(scale.astype(np.float16)))
+    return tuple(torch.from_numpy(np.ascontiguousarray(a))
+                 for a in (pack(codes), pack(zero), scale.astype(np.float16)))
 
 
 def write_awq(out: Path) -> None:
