@@ -51,7 +51,10 @@ RULES: dict[str, Rule] = {
     "kv_cache_write": Rule(cpu_rows=8, atol=0.0, rtol=0.0),
     # the interpreter runs both grouped GEMMs and the SiLU: ~0.3 s a call at the tiny
     # Qwen3-MoE's decode (hidden 256, 8 experts, top-2, up to 8 rows)
-    "fused_moe": Rule(cpu_rows=8, atol=1e-2, rtol=2e-2),
+    "fused_moe": Rule(cpu_rows=8, atol=1e-2, rtol=2e-2),    # AWQ W4A16: ~0.15-0.3 s a call on the interpreter at the tiny AWQ Qwen3's decode (K 256 /
+    # 512, N up to 1024, 3 rows); the engine's path rounds the dequantised weights to x's
+    # dtype first, ktile's decode route does not: up to half an ulp of each weight apart
+    "awq_gemm": Rule(cpu_rows=8, atol=3e-2, rtol=2e-2),
 }
 
 # op -> the engine's own path, a function of the op's tensors (set by the integration)
@@ -317,3 +320,27 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor, topk_weights
 @fused_moe.register_fake
 def _(x, w13, w2, topk_weights, topk_ids):
     return torch.empty_like(x)
+
+
+# ---- awq_gemm (W4A16 in AutoAWQ's GEMM layout, group 128; x [M, K] 2-D) ----------------------
+
+def _awq_ktile(x, qweight, scales, qzeros):
+    import ktile.ops as ops
+    return ops.awq_gemm(x, qweight, scales, qzeros)
+
+
+def _awq_reference(x, qweight, scales, qzeros):
+    from ..ops.awq.reference import awq_gemm as reference
+    return _torch(reference(_np(x), qweight.cpu().numpy(), _np(scales), qzeros.cpu().numpy()), x)
+
+
+@torch.library.custom_op(f"{NAMESPACE}::awq_gemm", mutates_args=())
+def awq_gemm(x: torch.Tensor, qweight: torch.Tensor, scales: torch.Tensor,
+             qzeros: torch.Tensor) -> torch.Tensor:
+    return _run("awq_gemm", x.shape[0], x.device, _awq_ktile, _awq_reference,
+                (x, qweight, scales, qzeros))
+
+
+@awq_gemm.register_fake
+def _(x, qweight, scales, qzeros):
+    return x.new_empty(x.shape[0], scales.shape[1])
