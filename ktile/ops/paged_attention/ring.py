@@ -27,7 +27,7 @@ import functools
 import ktile as hk
 
 from .kernels import FLOOR
-from .streams import SHAPES, _page_values
+from .streams import SHAPES
 
 
 @functools.cache

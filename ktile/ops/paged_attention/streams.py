@@ -1,6 +1,8 @@
 """`paged_decode_streams`: paged decode attention (issue #12) with the block's warps on different
-pages, for bandwidth; sm_90a's routes take it (op.py), the AMD targets keep kernels.py's
-`paged_decode` (a warp holding a whole head of Q and O passes gfx1100's 256 VGPRs).
+pages, its K and V in flight held in registers: the benchmark's variant `KERNEL=streams` beside
+sm_90a's route, ring.py's `paged_decode_ring` (the same split, the pages staged in shared
+memory). Not routed on the AMD targets: a warp holding a whole head of Q and O passes gfx1100's
+256 VGPRs.
 
 A block per (partition, 16-head chunk, seq · kv head), as `paged_decode` (same layout, same
 partials, the same `paged_decode_combine`), but each of its WARPS warps owns the head's whole
@@ -16,8 +18,9 @@ partition's token counts. The warps' (m, l, O) are folded once, after the loop: 
 max by `hk.group.max`, then l and O rescaled and summed by `hk.group.sum` (a fixed tree: the
 same bits every run), and warp 0 stores.
 
-Registers (sm_90a, D 128, PAGES 2): Q 32 a lane, O 64, two pages of K or of V 64, scores 16:
-ptxas figures in docs/attention.md "Paged decode"."""
+Registers (sm_90a, a lane): Q and a page of K or V 32 each at D 128, O 64: ptxas gives 255 at
+PAGES 1 (two pages pass the 255 a lane can address), 168 at D 64 PAGES 2 (docs/attention.md
+"Paged decode")."""
 # no `from __future__ import annotations`: the kernels annotate with the closure's dtypes
 import functools
 
