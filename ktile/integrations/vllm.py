@@ -1,7 +1,7 @@
 """ktile inside vLLM (0.32): a `vllm.general_plugins` entry point (`register`) that routes
 RMSNorm (with and without residual), SiLU-and-mul, rotary embedding, the unquantised linear
-method, the KV-cache write and the unquantised fused MoE (SiLU, no bias) to
-`torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per call between ktile's op, its
+method, the KV-cache write, the unquantised fused MoE (SiLU, no bias) and AWQ's linear methods
+(4-bit, group 128, zero points) to `torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per call between ktile's op, its
 reference (the CPU, above the interpreter's size) and the engine's own path
 (docs/integrations.md, "vLLM").
 
@@ -10,8 +10,8 @@ one warning names what moved. `KTILE_VLLM=0` leaves vLLM stock, `KTILE_VLLM_<OP>
 vLLM loads plugins in every process (front end, engine core, workers), possibly several times:
 `register` is idempotent and never raises.
 
-Not routed (ktile.ops has no such op yet): AWQ / other quantised linear methods, quantised or
-biased fused MoE and expert parallelism (they take vLLM's path, counted as fallbacks), attention.
+Not routed (ktile.ops has no such op yet): AWQ at another group size or bit width, other
+quantised linear methods, quantised or biased fused MoE and expert parallelism (they take vLLM's path, counted as fallbacks), attention.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from . import _core
 
 ENGINE = "vllm"
 ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "linear",
-          "kv_cache_write", "fused_moe")
+          "kv_cache_write", "fused_moe", "awq_gemm")
 KTILE_DTYPES = ("torch.bfloat16", "torch.float16", "torch.float32")
 
 _INSTALLED: _core.Installed | None = None

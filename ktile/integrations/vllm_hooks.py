@@ -241,10 +241,80 @@ def engine_fused_moe(x, w13, w2, topk_weights, topk_ids):
     return out
 
 
+# ---- AWQ linear methods (AutoAWQMarlinLinearMethod: CPU, XPU, CUDA with Marlin; ------------
+# ---- AutoAWQLinearMethod: CUDA's Triton path) -------------------------------------------------
+
+AWQ_GROUP = 128                # ktile.ops.awq_gemm's one group size
+AWQ_METHODS = ("AutoAWQMarlinLinearMethod", "AutoAWQLinearMethod")
+
+
+def _awq_hooks() -> list[Hook]:
+    from vllm.model_executor.layers.quantization import auto_awq
+    found = []
+    for name in AWQ_METHODS:
+        method = getattr(auto_awq, name)
+        found += [Hook(method, "process_weights_after_loading", ("self", "layer"),
+                       _awq_load(_keep(method, "process_weights_after_loading"))),
+                  Hook(method, "apply", ("self", "layer", "x", "bias"),
+                       _awq_apply(_keep(method, "apply")))]
+    return found
+
+
+def _awq_load(stock):
+    def process_weights_after_loading(self, layer):
+        config = self.quant_config
+        qweight, scales = getattr(layer, "qweight", None), getattr(layer, "scales", None)
+        routable = (qweight is not None and scales is not None and config.weight_bits == 4
+                    and config.group_size == AWQ_GROUP and config.zero_point
+                    and scales.dtype in (torch.bfloat16, torch.float16)
+                    and qweight.dim() == 2 and qweight.shape[0] % AWQ_GROUP == 0)
+        # the AWQ GEMM layout as loaded, kept before the stock path converts it (Marlin / the
+        # CPU's WNA16 kernel repack into new tensors: these stay as they are)
+        plain = (qweight.data, scales.data, layer.qzeros.data) if routable else None
+        stock(self, layer)
+        if routable:
+            layer._ktile_awq = plain
+    return process_weights_after_loading
+
+
+def _awq_apply(stock):
+    def apply(self, layer, x, bias=None):
+        plain = getattr(layer, "_ktile_awq", None)
+        if (plain is None or not _core.enabled(ENGINE, "awq_gemm") or x.dtype != plain[1].dtype
+                or x.shape[-1] != plain[0].shape[0]
+                or (bias is not None and bias.dtype != x.dtype)):
+            _fallback("awq_gemm")
+            return stock(self, layer, x, bias)
+        y = torch.ops.ktile_vllm.awq_gemm(x.reshape(-1, x.shape[-1]).contiguous(), *plain)
+        if bias is not None:
+            y = y + bias
+        return y.view(*x.shape[:-1], y.shape[-1])
+    return apply
+
+
+def engine_awq_gemm(x, qweight, scales, qzeros):
+    """vLLM's AWQ GEMM on the AWQ layout: its `awq_gemm` on a GPU (AutoAWQLinearMethod's
+    path); on the CPU, where vLLM's kernel reads its own repacked layout, the same arithmetic
+    in torch: the weights dequantised to x's dtype, then a matmul."""
+    if x.is_cuda:
+        from vllm import _custom_ops as vops
+        return vops.awq_gemm(x, qweight, scales, qzeros, 8)
+    shifts = 4 * torch.tensor((0, 4, 1, 5, 2, 6, 3, 7), dtype=torch.int32)   # column j's nibble
+
+    def codes(packed):
+        return ((packed.unsqueeze(-1) >> shifts) & 0xF).reshape(packed.shape[0], -1)
+
+    group = qweight.shape[0] // scales.shape[0]
+    q, z = codes(qweight), codes(qzeros).repeat_interleave(group, 0)
+    w = ((q - z).to(torch.float32) * scales.float().repeat_interleave(group, 0)).to(x.dtype)
+    return x @ w
+
+
 # route -> its hooks; rms_norm and fused_add_rms_norm share RMSNorm's (installed once: `hooks`)
 HOOKS = {"rms_norm": _rms_hooks, "fused_add_rms_norm": _rms_hooks,
          "silu_and_mul": _silu_hooks, "rotary_embedding": _rotary_hooks,
-         "linear": _linear_hooks, "kv_cache_write": _kv_hooks, "fused_moe": _moe_hooks}
+         "linear": _linear_hooks, "kv_cache_write": _kv_hooks, "fused_moe": _moe_hooks,
+         "awq_gemm": _awq_hooks}
 
 
 def hooks(routes) -> list[Hook]:
@@ -273,3 +343,4 @@ def register_engine_paths() -> None:
     paths["linear"] = torch.nn.functional.linear
     paths["kv_cache_write"] = vllm_ops.reference_kv_write
     paths["fused_moe"] = engine_fused_moe
+    paths["awq_gemm"] = engine_awq_gemm
