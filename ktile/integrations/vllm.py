@@ -1,9 +1,9 @@
 """ktile inside vLLM (0.32): a `vllm.general_plugins` entry point (`register`) that routes
 RMSNorm (with and without residual), SiLU-and-mul, rotary embedding, the unquantised linear
 method, the KV-cache write, the unquantised fused MoE (SiLU, no bias) and AWQ's linear methods
-(4-bit, group 128, zero points) to `torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per call between ktile's op, its
-reference (the CPU, above the interpreter's size) and the engine's own path
-(docs/integrations.md, "vLLM").
+(4-bit, group 128, zero points) to `torch.ops.ktile_vllm.*` (vllm_ops.py), which decide per
+call between ktile's op, its reference (the CPU, above the interpreter's size) and the engine's
+own path (docs/integrations.md, "vLLM").
 
 Every hooked method is checked first (`_core.install`): on any mismatch nothing is patched and
 one warning names what moved. `KTILE_VLLM=0` leaves vLLM stock, `KTILE_VLLM_<OP>=0` one route;
@@ -11,7 +11,8 @@ vLLM loads plugins in every process (front end, engine core, workers), possibly 
 `register` is idempotent and never raises.
 
 Not routed (ktile.ops has no such op yet): AWQ at another group size or bit width, other
-quantised linear methods, quantised or biased fused MoE and expert parallelism (they take vLLM's path, counted as fallbacks), attention.
+quantised linear methods, quantised or biased fused MoE and expert parallelism (they take
+vLLM's path, counted as fallbacks), attention.
 """
 from __future__ import annotations
 
