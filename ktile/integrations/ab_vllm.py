@@ -1,5 +1,6 @@
 """`scripts/engine-ab vllm [--json]`: vLLM stock vs vLLM with ktile's routes, greedy tokens on a
-tiny random Qwen3 built here (vllm_models.py), in eager and compiled (torch.compile) modes.
+tiny random Qwen3 built here (vllm_models.py; `--moe` its MoE kind, `--awq` its AWQ kind), in
+eager and compiled (torch.compile) modes.
 
 One child process per mode, the two side by side (`--jobs 1`: one child for every mode), builds
 its engines one after the other (importing vLLM costs more than an engine): "ktile" first
@@ -213,14 +214,18 @@ def compare(model: str, tokens: int, modes=MODES, contract: bool = True,
 def model_routes(model: str) -> tuple:
     """The switched-on routes a checkpoint's layers call: a MoE model's (every layer sparse)
     has no dense MLP (no silu_and_mul: the experts' SiLU is inside fused_moe), a dense one no
-    fused_moe."""
+    fused_moe; an AWQ one no linear, a plain one no awq_gemm."""
     from . import _core
     from .vllm import ENGINE, ROUTES
     with open(os.path.join(model, "config.json")) as f:
         config = json.load(f)
     experts = config.get("num_experts") or config.get("num_local_experts") or 0
-    absent = "silu_and_mul" if experts and not config.get("mlp_only_layers") else "fused_moe"
-    return tuple(route for route in ROUTES if route != absent and _core.enabled(ENGINE, route))
+    absent = {"silu_and_mul" if experts and not config.get("mlp_only_layers") else "fused_moe"}
+    # an AWQ checkpoint's projections take the AWQ method (the head is tied to the embedding)
+    awq = config.get("quantization_config", {}).get("quant_method") == "awq"
+    absent.add("linear" if awq else "awq_gemm")
+    return tuple(route for route in ROUTES
+                 if route not in absent and _core.enabled(ENGINE, route))
 
 
 def routed_everywhere(result: dict) -> bool:
@@ -262,6 +267,8 @@ def main(argv=None) -> int:
     parser.add_argument("--model", help="a checkpoint folder (default: the tiny Qwen3)")
     parser.add_argument("--moe", action="store_true",
                         help="the tiny Qwen3-MoE (vllm_models.py --moe) as the default model")
+    parser.add_argument("--awq", action="store_true",
+                        help="the tiny AWQ Qwen3 (vllm_models.py --awq) as the default model")
     parser.add_argument("--tokens", type=int, default=6, help="greedy tokens per prompt")
     parser.add_argument("--modes", default=",".join(MODES), help="eager,compiled")
     parser.add_argument("--no-contract", action="store_true", help="skip the broken arm")
@@ -284,7 +291,8 @@ def main(argv=None) -> int:
                                    args.setup, args.tp)))
         return 0
     from .vllm_models import tiny_model
-    model = args.model or str(tiny_model("qwen3-moe" if args.moe else "qwen3"))
+    kind = "qwen3-moe" if args.moe else "qwen3-awq" if args.awq else "qwen3"
+    model = args.model or str(tiny_model(kind))
     result = compare(model, args.tokens, modes, not args.no_contract,
                      args.setup and _absolute(args.setup), args.tp, args.jobs)
     print(json.dumps(result) if args.json else table(result))
