@@ -7,10 +7,69 @@ route keeps the AWQ layout before that repack. Greedy tokens identical; decode s
 run ktile.ops.awq_gemm on the interpreter and prefill (more than 8 rows) its float64
 reference behind the same op; shadow mode compares every routed call with the engine's path
 (vllm_hooks.engine_awq_gemm). About 35 s of CPU (one child: vLLM's import, two engines, 2
-decode steps of 8 AWQ projections on the interpreter)."""
+decode steps of 8 AWQ projections on the interpreter). The op and the checkpoint maker alone
+(main venv, no vLLM) first: a second or two."""
 import json
 
+import numpy as np
 import pytest
+import torch
+
+from ktile.integrations import _core, vllm_hooks, vllm_models, vllm_ops
+from ktile.ops.awq.reference import dequantize
+
+
+@pytest.fixture
+def clean(monkeypatch):
+    for name in ("KTILE_VLLM", "KTILE_VLLM_SHADOW", "KTILE_VLLM_AWQ_GEMM"):
+        monkeypatch.delenv(name, raising=False)
+    _core.reset()
+    yield
+    _core.reset()
+
+
+def awq_layer(k=256, n=64, seed=0):
+    """A random linear weight [N, K] and its AWQ tensors from the tiny checkpoint's maker."""
+    g = torch.Generator().manual_seed(seed)
+    weight = torch.randn(n, k, generator=g) * 0.05
+    qweight, qzeros, scales = vllm_models.quantize_awq(weight)
+    return weight, qweight, scales.to(torch.bfloat16), qzeros
+
+
+def test_the_checkpoint_makers_awq_tensors_dequantise_to_the_weight():
+    weight, qweight, scales, qzeros = awq_layer()
+    assert qweight.dtype == qzeros.dtype == torch.int32 and qweight.shape == (256, 8)
+    assert scales.shape == qzeros.shape[:1] + (64,) == (2, 64)
+    w = dequantize(qweight.numpy(), scales.float().numpy(), qzeros.numpy())
+    # rounding to the nearest code: within half a step (plus the bf16 scale's rounding)
+    step = np.repeat(scales.float().numpy(), 128, axis=0)
+    assert np.all(np.abs(w - weight.t().double().numpy()) <= 0.55 * step + 1e-6)
+
+
+def test_the_awq_op_runs_ktile_then_the_reference_and_agrees_with_the_engine(clean, monkeypatch):
+    monkeypatch.setenv("KTILE_VLLM_SHADOW", "1")
+    monkeypatch.setitem(vllm_ops.ENGINE_PATHS, "awq_gemm", vllm_hooks.engine_awq_gemm)
+    _, qweight, scales, qzeros = awq_layer()
+    w = dequantize(qweight.numpy(), scales.float().numpy(), qzeros.numpy())
+    for rows in (3, 12):                 # the interpreter up to 8 rows, the reference above
+        x = torch.randn(rows, 256, generator=torch.Generator().manual_seed(rows)).to(torch.bfloat16)
+        y = torch.ops.ktile_vllm.awq_gemm(x, qweight, scales, qzeros)
+        want = x.double().numpy() @ w
+        assert y.dtype == torch.bfloat16 and y.shape == (rows, 64)
+        assert np.abs(y.double().numpy() - want).max() <= 2e-2 * np.abs(want).max()
+    c = _core.counters()["awq_gemm"]
+    assert (c["eager"], c["reference"], c["fallback"], c["shadow_mismatch"]) == (2, 1, 0, 0), c
+
+
+def test_the_awq_switch_sends_calls_to_the_engines_path(clean, monkeypatch):
+    monkeypatch.setenv("KTILE_VLLM_AWQ_GEMM", "0")
+    monkeypatch.setitem(vllm_ops.ENGINE_PATHS, "awq_gemm", vllm_hooks.engine_awq_gemm)
+    _, qweight, scales, qzeros = awq_layer()
+    x = torch.randn(3, 256).to(torch.bfloat16)
+    y = torch.ops.ktile_vllm.awq_gemm(x, qweight, scales, qzeros)
+    assert torch.equal(y, vllm_hooks.engine_awq_gemm(x, qweight, scales, qzeros))
+    assert _core.counters()["awq_gemm"]["fallback"] == 1
+    assert _core.counters()["awq_gemm"]["eager"] == 0
 
 OTHER_ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "linear",
                 "kv_cache_write", "fused_moe")
