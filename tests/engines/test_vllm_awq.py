@@ -3,11 +3,12 @@ decoder projections quantised into AutoAWQ's GEMM format, group 128): stock agai
 route alone (the other routes switched off, KTILE_VLLM_<OP>=0: their interpreter calls would
 cost minutes), eager, through `python -m ktile.integrations.ab_vllm --awq --json`. vLLM picks
 AutoAWQMarlinLinearMethod on the CPU (its WNA16 kernel on weights it repacks at load); the
-route keeps the AWQ layout before that repack. Greedy tokens identical; decode steps (3 rows)
+route keeps the AWQ layout before that repack. Greedy tokens identical (2 a prompt); the
+decode step (3 rows)
 run ktile.ops.awq_gemm on the interpreter and prefill (more than 8 rows) its float64
 reference behind the same op; shadow mode compares every routed call with the engine's path
-(vllm_hooks.engine_awq_gemm). About 35 s of CPU (one child: vLLM's import, two engines, 2
-decode steps of 8 AWQ projections on the interpreter). The op and the checkpoint maker alone
+(vllm_hooks.engine_awq_gemm). About 50 s of CPU (one child: vLLM's import, two engines, one
+decode step of 8 AWQ projections on the interpreter; 3 tokens measured 58 s of CPU). The op and the checkpoint maker alone
 (main venv, no vLLM) first: a second or two."""
 import json
 
@@ -79,7 +80,7 @@ OTHER_ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedd
 def ab(run_engine):
     off = {f"KTILE_VLLM_{route.upper()}": "0" for route in OTHER_ROUTES}
     proc = run_engine("-m", "ktile.integrations.ab_vllm", "--awq", "--modes", "eager",
-                      "--no-contract", "--jobs", "1", "--tokens", "3", "--json", env=off)
+                      "--no-contract", "--jobs", "1", "--tokens", "2", "--json", env=off)
     lines = proc.stdout.strip().splitlines()
     assert lines, proc.stderr[-3000:]
     return {"result": json.loads(lines[-1]), "rc": proc.returncode}
