@@ -4,12 +4,11 @@ route alone (the other routes switched off, KTILE_VLLM_<OP>=0: their interpreter
 cost minutes), eager, through `python -m ktile.integrations.ab_vllm --awq --json`. vLLM picks
 AutoAWQMarlinLinearMethod on the CPU (its WNA16 kernel on weights it repacks at load); the
 route keeps the AWQ layout before that repack. Greedy tokens identical (2 a prompt); the
-decode step (3 rows)
-run ktile.ops.awq_gemm on the interpreter and prefill (more than 8 rows) its float64
-reference behind the same op; shadow mode compares every routed call with the engine's path
-(vllm_hooks.engine_awq_gemm). About 50 s of CPU (one child: vLLM's import, two engines, one
-decode step of 8 AWQ projections on the interpreter; 3 tokens measured 58 s of CPU). The op and the checkpoint maker alone
-(main venv, no vLLM) first: a second or two."""
+decode step (3 rows) runs ktile.ops.awq_gemm on the interpreter and prefill (more than 8 rows)
+its float64 reference behind the same op; shadow mode compares every routed call with the
+engine's path (vllm_hooks.engine_awq_gemm). About 50 s of CPU (one child: vLLM's import, two
+engines, one decode step of 8 AWQ projections on the interpreter; 3 tokens measured 58 s).
+The op and the checkpoint maker alone (main venv, no vLLM) come first: a few seconds."""
 import json
 
 import numpy as np
