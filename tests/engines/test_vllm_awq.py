@@ -102,3 +102,30 @@ def test_the_awq_route_runs_ktile_and_the_reference_and_matches_the_engine(ab):
     assert c["eager"] > c["reference"] > 0, c
     assert set(counters) == {"awq_gemm"}             # the other routes were switched off
     assert not ab["result"]["stock_counters"]["eager"]
+
+
+CONTRACT = r"""
+import json, warnings
+from ktile.integrations import vllm as kv
+from vllm.model_executor.layers.quantization.auto_awq import AutoAWQMarlinLinearMethod as M
+stock = M.__dict__["apply"]
+def apply(self, layer, inputs, bias=None):                # `x` renamed, as a release might
+    return stock(self, layer, inputs, bias)
+M.apply = apply
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    installed = kv.install()
+print(json.dumps({"installed": installed is not None, "still": M.__dict__["apply"] is apply,
+                  "warnings": [str(w.message) for w in caught if "ktile" in str(w.message)]}))
+"""
+
+
+@pytest.mark.engine_full
+def test_a_moved_awq_signature_leaves_vllm_stock_with_one_warning(run_engine):
+    proc = run_engine("-c", CONTRACT)
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    out = json.loads(lines[-1])
+    assert not out["installed"] and out["still"]
+    assert len(out["warnings"]) == 1
+    assert "AutoAWQMarlinLinearMethod.apply" in out["warnings"][0], out["warnings"]

@@ -52,7 +52,8 @@ def test_switches_choose_the_hooks_and_undo_restores_vllm(probe):
     assert set(probe["stock"].values()) != {hooked}
     # RMSNorm stays hooked for fused_add_rms_norm; the linear method is left alone
     assert probe["patched"] == {**probe["stock"], "rms": hooked, "silu": hooked}
-    # RMSNorm, SiluAndMul, RotaryEmbedding, KV, the fused MoE's load and apply
-    assert probe["hooks"] == 1 + 2 + 5 + 1 + 2
+    # RMSNorm, SiluAndMul, RotaryEmbedding, KV, the fused MoE's load and apply, the two AWQ
+    # methods' load and apply
+    assert probe["hooks"] == 1 + 2 + 5 + 1 + 2 + 4
     assert probe["undone"] == probe["stock"]
     assert probe["off"]
