@@ -4,9 +4,10 @@ the quality report's count of its hot loop (the steady-state key loop) pinned at
 
 - gfx950: the loop holds the 64 MFMAs of two key tiles (S = Q·Kᵀ and O += P·V, 2 × (16 + 16)
   v_mfma_f32_16x16x32 at 32 query rows a wave), reads LDS only 128 bits at a time (K and Vᵀ
-  rows), copies K and Vᵀ global→LDS by DMA, and reaches 0.035 MFMA per instruction (the
-  example kernel examples/05_attention.py: 0.013; HipKittens: 0.123; issue #12's goal 0.10,
-  not reached: docs/attention.md "AMD" says where the instructions go);
+  rows), copies K and Vᵀ global→LDS by DMA (the copy plan's offsets, computed before the loop;
+  the copies' edge path out of the loop's code), and reaches 0.039 MFMA per instruction
+  (0.035 before the plan; the example kernel examples/05_attention.py: 0.013; HipKittens:
+  0.123; issue #12's goal 0.10, not reached: docs/attention.md "AMD" says where the instructions go);
 - gfx1100: the 32 WMMAs of two key tiles of 16 keys (2 × (8 + 8) v_wmma_f32_16x16x16 at 16
   query rows a wave, Q read from LDS), LDS reads 128 bits at a time, 0.019 WMMA per
   instruction.
@@ -29,7 +30,8 @@ pytestmark = [pytest.mark.tier1,
                                  f"llvm-22, or scripts/setup.sh)")]
 
 # target -> (MMA mnemonic, MMAs in the hot loop, the lowest density accepted)
-HOT_LOOP = {"gfx950": ("v_mfma_f32_16x16x32_bf16", 64, 0.034),
+# (gfx950's floor was 0.034 before the copy plan, copy_plan.hpp: 0.035 then, 0.039 with it)
+HOT_LOOP = {"gfx950": ("v_mfma_f32_16x16x32_bf16", 64, 0.038),
             "gfx1100": ("v_wmma_f32_16x16x16_bf16", 32, 0.018)}
 LDS_READ = {"gfx1100": "ds_load_b128", "gfx950": "ds_read_b128"}
 
@@ -63,6 +65,8 @@ def test_the_d128_hot_loop_is_the_steady_key_loop_at_its_pinned_density(target, 
     assert hot.lds_reads[128] == hot.mnemonics[LDS_READ[target]] > 0, built.report()
     if target == "gfx950":
         assert hot.lds_dma >= 4, built.report()          # K and Vᵀ of two tiles, by DMA
+        # the copies' edge path (16-bit loads, LDS writes) is out of the loop's code
+        assert hot.global_loads[16] == 0 and sum(hot.lds_writes.values()) == 0, built.report()
     density = hot.mma_density()
     assert density == count / hot.instructions
     assert f"MMA / instr.    {mix.whole.mma_density():.3f}" in built.report()   # the figure,

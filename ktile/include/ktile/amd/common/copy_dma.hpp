@@ -27,10 +27,9 @@ __device__ __forceinline__ void copy_by_dma(S& dst, const window<T>& w_op, const
   const isa::buffer buf = w.rows_buffer(S::cols);
   const uint32_t first_row = static_cast<uint32_t>(w.row_lo) * w.row_bytes;
   const uint32_t lds = dst.address();
-  plan.each_instruction([&](auto pc, int n, int k) {
-    const uint32_t offset = plan.template lane_offset<decltype(pc)::value, granule>() + (k * plan.period_bytes() - first_row);
+  plan.template each_instruction<granule, true>([&](int n, auto at) {
     if (granules % isa::wave_size == 0 || n * isa::wave_size + isa::lane() < granules)
-      isa::dma_to_lds(buf, offset, lds + n * per * 16);
+      isa::dma_to_lds(buf, at.global - first_row, lds + n * per * 16);
   });
 }
 

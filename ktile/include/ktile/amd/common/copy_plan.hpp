@@ -49,37 +49,49 @@ struct copy_plan {
   uint32_t row_bytes;   // the global's row stride in bytes, as the kernel argument holds it
   int wave, waves;
 
-  // The global byte offset (from the window's first row) of this lane's GRANULE bytes in a DMA
-  // instruction of phase P of period 0: the granule's LDS place is the lane's, so its chunk is
-  // the swizzle's inverse of that slot.
-  template <int P, int GRANULE> __device__ __forceinline__ uint32_t lane_offset() const {
-    const int q = P * PER * 16 / GRANULE + isa::lane();           // this lane's granule
-    const int linear = S::chunk_at_slot(q * GRANULE / 16);        // row * row_chunks + chunk
-    return chunk_offset(linear) + static_cast<uint32_t>(q * GRANULE % 16);
+  // This lane's GRANULE bytes of the instruction starting at chunk `first`: the global byte
+  // offset from the window's first row and the LDS byte offset from the tile. DMA: the LDS
+  // place is the lane's (lane i at 16·first + i·GRANULE), so its chunk is the swizzle's inverse
+  // of that slot; the register path (GRANULE 16) loads chunk first + lane and writes it to its
+  // swizzled place.
+  template <int GRANULE, bool DMA> struct lane_part { uint32_t global, lds; };
+  template <int GRANULE, bool DMA> __device__ __forceinline__ lane_part<GRANULE, DMA> lane_at(int first) const {
+    const int q = first * 16 / GRANULE + isa::lane();   // this lane's granule
+    if constexpr (DMA) {
+      const int linear = S::chunk_at_slot(q * GRANULE / 16);   // row * row_chunks + chunk
+      return {chunk_offset(linear) + static_cast<uint32_t>(q * GRANULE % 16), static_cast<uint32_t>(q * GRANULE)};
+    } else {
+      return {chunk_offset(q), S::chunk_offset(q / row_chunks, q % row_chunks)};
+    }
   }
-  // The global byte offset (from the window's first row) of this lane's chunk in phase P of
-  // period 0, in chunk order (the register path, which writes it to its swizzled LDS place).
-  template <int P> __device__ __forceinline__ uint32_t lane_chunk_offset() const { return chunk_offset(P * PER + isa::lane()); }
   __device__ __forceinline__ uint32_t chunk_offset(int linear) const {
     return static_cast<uint32_t>(linear / row_chunks) * row_bytes + 16u * static_cast<uint32_t>(linear % row_chunks);
   }
-  // The LDS byte offset of this lane's chunk (16 bytes a lane) in phase P of period 0.
-  template <int P> __device__ __forceinline__ uint32_t lane_lds_offset() const {
-    const int linear = P * PER + isa::lane();
-    return S::chunk_offset(linear / row_chunks, linear % row_chunks);
-  }
-  // f(phase, n, k): every instruction this wave issues, n its index in the copy (uniform) and k
-  // the index of the period it lies in; straight-line, with one uniform test each.
-  template <class F> __device__ __forceinline__ void each_instruction(F&& f) const {
-    static_for<periods>([&](auto kc) {
-      const int k = decltype(kc)::value * waves + wave;
-      if (k < periods) {
-        static_for<phases>([&](auto pc) {
-          constexpr int P = decltype(pc)::value;
-          if (periods * phases == instructions || k * phases + P < instructions) f(pc, k * phases + P, k);
-        });
-      }
-    });
+
+  // f(n, part): every instruction n this wave issues (n uniform), with this lane's offsets.
+  // Up to `unrolled` instructions a copy (a kernel loop's tiles): straight-line, one uniform
+  // test each, the lane offsets of the `phases` held from before the loop plus scalars. More
+  // (a large tile: 16 × 1024 at 4 bytes a lane on gfx942 is 128): a loop computing them.
+  static constexpr int unrolled = 16;
+  template <int GRANULE, bool DMA, class F> __device__ __forceinline__ void each_instruction(F&& f) const {
+    if constexpr (instructions <= unrolled) {
+      static_for<periods>([&](auto kc) {
+        const int k = decltype(kc)::value * waves + wave;
+        if (k < periods) {
+          static_for<phases>([&](auto pc) {
+            constexpr int P = decltype(pc)::value;
+            const int n = k * phases + P;
+            if (periods * phases == instructions || n < instructions) {
+              const lane_part<GRANULE, DMA> at = lane_at<GRANULE, DMA>(P * PER);   // before the loop
+              f(n, lane_part<GRANULE, DMA>{at.global + k * period_bytes(), at.lds + k * period_lds_bytes});
+            }
+          });
+        }
+      });
+    } else {
+#pragma clang loop unroll(disable)
+      for (int n = wave; n < instructions; n += waves) f(n, lane_at<GRANULE, DMA>(n * PER));
+    }
   }
   // The bytes a period spans in the global and in LDS.
   __device__ __forceinline__ uint32_t period_bytes() const { return static_cast<uint32_t>(period / row_chunks) * row_bytes; }

@@ -56,13 +56,9 @@ __device__ __forceinline__ void copy_through_registers(S& dst, const window<T>& 
   const isa::buffer buf = w.rows_buffer(C);
   const uint32_t first_row = static_cast<uint32_t>(w.row_lo) * w.row_bytes;
   const uint32_t lds = dst.address();
-  plan.each_instruction([&](auto pc, int n, int k) {
-    constexpr int P = decltype(pc)::value;
-    if (chunks % isa::wave_size == 0 || n * isa::wave_size + isa::lane() < chunks) {
-      const uint32_t offset = plan.template lane_chunk_offset<P>() + (k * plan.period_bytes() - first_row);
-      const isa::word<16> data = isa::buffer_load<16>(buf, offset);
-      isa::lds_write<16>(lds + k * plan.period_lds_bytes + plan.template lane_lds_offset<P>(), data);
-    }
+  plan.template each_instruction<16, false>([&](int n, auto at) {
+    if (chunks % isa::wave_size == 0 || n * isa::wave_size + isa::lane() < chunks)
+      isa::lds_write<16>(lds + at.lds, isa::buffer_load<16>(buf, at.global - first_row));
   });
 }
 
