@@ -86,15 +86,20 @@ def insert_waits(planned: dict[Operation, list[SSAValue]]) -> None:
 
 
 def issue(queue: Queue, entry: InFlight) -> Queue:
-    """`entry` appended; an unfinished group of the same op (a loop's earlier iteration, no
-    wait since) folds into it: a wait naming either completes both, which waits for no less
-    than the hardware would (the loop's queue stays finite)."""
+    """`entry` appended. Unfinished groups of the same op (a loop's earlier iterations, no
+    wait since) stay one entry before it, all of them folded into the newest one's place: a
+    wait naming any completes them all, no less than the hardware would (the loop's queue
+    stays finite). So the previous iteration's group, carried through the loop and read after
+    this one's issue (a lagged promotion), is waited for with this one left in flight
+    (`wgmma.wait_group 1`), not with everything (0)."""
     older = [e for e in queue if e.counter == "wgmma" and e.op is entry.op and not e.completed_by]
-    if not older:
+    if len(older) < 2:
         return queue + (entry,)
-    names = entry.names.union(*(e.names for e in older))
-    reads = entry.reads.union(*(e.reads for e in older))
-    return tuple(e for e in queue if e not in older) + (entry.renamed(names, reads),)
+    names = frozenset().union(*(e.names for e in older))
+    reads = frozenset().union(*(e.reads for e in older))
+    folded = older[-1].renamed(names, reads)
+    return tuple(folded if e is older[-1] else e for e in queue if e not in older[:-1]) \
+        + (entry,)
 
 
 def dedupe(queue: Queue) -> Queue:
