@@ -73,7 +73,8 @@ def test_the_model_warms_up_every_code_object_its_calls_load(monkeypatch):
     sources = {t.source() for t in warmed}
     assert again and all(t.source() in sources for t in again)
     names = {t.name for t in again}
-    assert {"matmul_gemv_nt", "matmul_skinny_nt", "matmul_skinny_wgmma_nt", "kv_scatter",
+    # decode M 2..64 takes skinny_wgmma_nt since the eighth session (skinny_nt is pinnable only)
+    assert {"matmul_gemv_nt", "matmul_skinny_wgmma_nt", "kv_scatter",
             "embedding_flat_rows", "rope_neox_flat"} <= names
 
 
@@ -93,7 +94,12 @@ NO_CALL_YET = {"scaled_dot_product_attention": "sm_90a only, new in the seventh 
                **dict.fromkeys(("moe_align_block_size", "moe_grouped_gemm", "fused_moe"),
                                "MoE (issue #11), new: warm-up reads no expert count yet"),
                "paged_attention_decode": "paged decode (issue #12), new: warm-up reads no "
-                                         "block-table shape yet"}
+                                         "block-table shape yet",
+               "scaled_mm": "fp8 GEMM (issue #11), new in the eighth session: warm-up reads "
+                            "no quantisation config yet",
+               **dict.fromkeys(("awq_gemm", "awq_dequantize"),
+                               "W4A16 (issue #11), new in the eighth session: warm-up reads no "
+                               "AWQ config yet")}
 
 
 def test_every_public_op_function_has_a_call():
