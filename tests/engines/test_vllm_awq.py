@@ -104,6 +104,13 @@ def test_the_awq_route_runs_ktile_and_the_reference_and_matches_the_engine(ab):
     assert not ab["result"]["stock_counters"]["eager"]
 
 
+
+def test_the_awq_op_passes_opcheck(clean):
+    _, qweight, scales, qzeros = awq_layer()
+    x = torch.randn(2, 256).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.ktile_vllm.awq_gemm.default, (x, qweight, scales, qzeros),
+                          test_utils=("test_schema", "test_faketensor"))
+
 CONTRACT = r"""
 import json, warnings
 from ktile.integrations import vllm as kv
