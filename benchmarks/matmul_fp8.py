@@ -43,7 +43,7 @@ SQUARES = (4096, 8192)
 QUICK = ((4096, 4096, 4096), (8192, 8192, 8192), (512, 6144, 4096), (2048, 24576, 4096),
          (4096, 4096, 12288), (8192, 4096, 4096))
 MODES = ("tensor", "rowwise")
-BOOL_CONSTANTS = ("PROMOTE", "ROWWISE", "BIAS")
+BOOL_CONSTANTS = ("PROMOTE", "ROWWISE", "BIAS", "LAG", "PAIR")
 DEVICE = ["cuda"]        # tests/tier0/test_scaled_mm.py runs a case on the CPU interpreter
 
 

@@ -84,6 +84,37 @@ def test_fast_accumulation_matches_the_reference_and_plans_unpromoted(rowwise, b
     assert torch.equal(got, torch.ops.ktile.scaled_mm(a, w.t(), sa, sb, b_vec, out, True))
 
 
+@pytest.mark.parametrize("variant", [dict(PAIR=True, BN=128, STAGES=3),
+                                     dict(LAG=True, BN=96, STAGES=6),
+                                     dict(PROMOTE_K=256, BN=192, STAGES=2)],
+                         ids=["pair", "lag", "promote_k_256"])
+def test_promotion_variants_match_the_reference(variant):
+    """The pinnable promotion variants (kernels.py: PAIR, two K blocks a stage, the first
+    promoted while the second runs; LAG, the previous block promoted while this one runs;
+    PROMOTE_K 256, two K blocks a stage promoted together) on the interpreter at ragged M, N
+    and K (3 K blocks: a pair's second step half past K), traced with the waits they are for
+    (wgmma.wait_group 1 before the first add; PROMOTE_K 256: both blocks' MMAs, then 0)."""
+    a, w, sa, sb, _ = op.operands(77, 136, 336, rowwise=True, bias=False)
+    out = torch.zeros(77, 136).bfloat16()
+    call = op.launcher(a, w.t(), sa, sb, out, variant)
+    call()
+    want = reference(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(), None,
+                     dtypes.bf16)
+    tol = tolerance(a.double().numpy(), w.double().numpy().T, sa.numpy(), sb.numpy(), want,
+                    "bf16")
+    assert np.abs(out.float().numpy() - want).max() <= tol
+    route = config.choose(77, 136, "sm_90a", True, False)
+    constants = dict(route.constants, **variant)
+    source = op.OP.kernel(route, "fp8-bf16").trace("sm_90a", **constants).source()
+    issue = source.index("kt::mma_ABt_shared<8, false>(")
+    if "PROMOTE_K" in variant:
+        second = source.index("kt::mma_ABt_shared<8, false>(", issue + 1)
+        assert second < source.index("kt::wgmma_wait<0>()", issue) < source.index("kt::add(",
+                                                                                    issue)
+        return
+    assert source.index("kt::wgmma_wait<1>()", issue) < source.index("kt::add(", issue)
+
+
 def test_use_fast_accum_not_a_bool_is_refused():
     refused(lambda: op.scaled_mm(**operands(), use_fast_accum="yes"), "'use_fast_accum'",
             "bool", kind=InputError)

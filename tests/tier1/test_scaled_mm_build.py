@@ -79,3 +79,23 @@ def test_tma_into_fp8_wgmma_by_descriptor_promoted_or_in_flight(built):
         assert waits[0] == 0 and adds >= bn // 2, (waits, adds)
     else:
         assert 1 in waits and waits[-1] == 0 and adds < bn // 2 + bias_adds, (waits, adds)
+
+
+@pytest.mark.skipif(knobs.OPS_FULL_BUILD.get() != "1", reason="KTILE_OPS_FULL_BUILD=1 only")
+@pytest.mark.parametrize("rowwise", [False, True])
+def test_promote_k_256_builds_clean(rowwise, tmp_path):
+    """The PROMOTE_K 256 variant (kernels.py; pinnable, not routed) at 128 x 192, 2 stages of
+    two K blocks: 0 spills and no wgmma wait injected or serialized by ptxas (LAG and PAIR
+    get C7517, kernels.py says why)."""
+    if NVCC is None:
+        pytest.skip("tier 1: nvcc not found")
+    constants = dict(WIDEST.constants, ROWWISE=rowwise, STAGES=2, PROMOTE_K=256)
+    kernel = OP.kernel(WIDEST, "fp8-bf16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = kernel.trace("sm_90a", **constants).source()
+    build = nvcc_build(source, tmp_path, "k")
+    assert build.returncode == 0, build.log[-3000:]
+    res = build.functions[kernel.name]
+    assert (res.spill_stores, res.spill_loads, res.stack_frame) == (0, 0, 0), res
+    assert not any(code in build.log for code in ("C7514", "C7515", "C7517")), build.log[-3000:]

@@ -96,6 +96,26 @@ def test_use_fast_accum_matches_torchs_fast_accumulation(m, n, k, rowwise, bias)
     assert (got.float() - ref.float()).abs().max().item() <= 2 * tol
 
 
+VARIANTS = [dict(PAIR=True, BN=128, STAGES=3), dict(LAG=True, BN=96, STAGES=6),
+            dict(PROMOTE_K=256, BN=192, STAGES=2), dict(PROMOTE_K=256, BN=128, STAGES=3)]
+
+
+@pytest.mark.parametrize("rowwise", [False, True], ids=["tensor", "rowwise"])
+@pytest.mark.parametrize("variant", VARIANTS,
+                         ids=lambda v: ",".join(f"{k}={int(x)}" for k, x in v.items()))
+@pytest.mark.parametrize("m,n,k", [(1100, 6144 + 40, 4096 + 16), (2048, 4096, 12288)])
+def test_promotion_variants_within_the_promoted_tolerance(m, n, k, variant, rowwise):
+    """The pinnable promotion variants (kernels.py) within the promoted routes' tolerance (the
+    reference's plus twice torch's default error), fp32 out. PROMOTE_K 256 adds 256 of K at
+    the wgmma's precision before promoting: this decides whether it may be routed (a failure
+    here says it may not)."""
+    route = config.choose(m, n, "sm_90a", rowwise, False)
+    pinned = lib.Route("fp8_ws_nt", dict(route.constants, **variant), targets=("sm_90a",))
+    with lib.pinned(config.TABLE, pinned):
+        _, err, tol, _ = against_reference(m, n, k, rowwise, False, out="fp32")
+    assert err <= tol, (err, tol)
+
+
 def test_fast_accumulation_misses_by_more_than_the_promoted_tolerance():
     """The variant accumulating all of K in the wgmma (PROMOTE False, torch's
     use_fast_accum=True) is outside the tolerance at K 4096 in fp32: the tolerance tells the

@@ -19,6 +19,24 @@ its MMAs (the other consumer warpgroup's keep the tensor cores busy meanwhile). 
 accumulates all of K in the wgmma, one step's group in flight (use_fast_accum True: faster,
 less precise; a variant the benchmark times, never routed on sm_90a).
 
+Promotion variants, pinnable (`--constants` in benchmarks/matmul_fp8.py), not routed: the
+promoted step above drains every group (wait_group 0) before its add, and both consumer
+warpgroups wait on the same stage, so the tensor cores idle for the drain and the adds.
+- LAG: the previous K block is carried to the next step and promoted after that step's MMAs
+  are issued (wgmma.wait_group 1; the waits pass derives it since 2026-12-02): three tiles
+  a lane (the budgets pass counts four at the add: BN 96 only; 128 estimates 264).
+- PAIR: two K blocks a stage (half the stages), both issued, the first promoted while the
+  second runs (wait_group 1), then the second (0): one drain per 256 of K; BN 128 at 200
+  estimated registers.
+- PROMOTE_K 256: two K blocks a stage accumulated in one wgmma accumulator, promoted once:
+  one drain and half the adds, BN 192's registers, each 256 of K added at the wgmma's
+  precision (torch promotes every 128: the tier-3 tolerance decides whether it is within).
+ptxas 13.0 builds LAG (BN 96) and PAIR (BN 96 / 128) with 0 spills but injects a wgmma
+wait (C7517): LAG's in-flight block is moved into the loop-carried variable, PAIR's second
+accumulator is zero-filled (nvcc sinks the fill below the first group's issue) while the
+first group is in flight. An MMA from zeros as wgmma's scale-d 0 (no fill, no copy: the
+codegen's, not this kernel's) would remove PAIR's.
+
 The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
 each (per tensor). BIAS False leaves the bias unread (a call without one); each epilogue
 form has its routes (config.py: the column vectors' registers decide the widest tile).
@@ -68,27 +86,54 @@ def fp8_ws_nt(dtype: str):
                             STAGES: hk.Constexpr[int] = 4, GROUP_M: hk.Constexpr[int] = 8,
                             ROWWISE: hk.Constexpr[bool] = False,
                             BIAS: hk.Constexpr[bool] = True,
-                            PROMOTE: hk.Constexpr[bool] = True):
+                            PROMOTE: hk.Constexpr[bool] = True,
+                            LAG: hk.Constexpr[bool] = False,
+                            PAIR: hk.Constexpr[bool] = False,
+                            PROMOTE_K: hk.Constexpr[int] = 128):
         m, n = grouped_tile(hk.arch.block_idx.x, hk.cdiv(out.rows, BM), hk.cdiv(out.cols, BN),
                             GROUP_M)
-        pipe = hk.pipeline(STAGES, hk.ST(DT, BM, BK), hk.ST(DT, BN, BK),
-                           steps=hk.cdiv(a.cols, BK))
+        blocks = 2 if PROMOTE and (PAIR or PROMOTE_K == 2 * BK) else 1   # K blocks a stage
+        pipe = hk.pipeline(STAGES, *[hk.ST(DT, rows, BK) for _ in range(blocks)
+                                     for rows in (BM, BN)],
+                           steps=hk.cdiv(a.cols, BK * blocks))
 
         @pipe.producer(warpgroups=1, registers=24)
-        def load(k, sa, sb):
-            hk.group.load(sa, a[hk.tile_coord(0, 0, m, k)])
-            hk.group.load(sb, b[hk.tile_coord(0, 0, n, k)])
+        def load(k, *tiles):                           # past K: zero-filled, adds nothing
+            for j in range(blocks):
+                hk.group.load(tiles[2 * j], a[hk.tile_coord(0, 0, m, k * blocks + j)])
+                hk.group.load(tiles[2 * j + 1], b[hk.tile_coord(0, 0, n, k * blocks + j)])
 
-        @pipe.consumer(warpgroups=2, registers=240)
         def multiply(k, sa, sb, acc):
             if not PROMOTE:
                 acc += sa @ sb.T              # this warp's 16 rows of its warpgroup's m64
                 return acc
-            block = hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN))
+            block = hk.zeros(tile)
             block += sa @ sb.T                # the K block in the wgmma's accumulator...
             return acc + block                # ...promoted into fp32 registers
 
-        @pipe.finish
+        def lagged(k, sa, sb, acc, prev):
+            block = hk.zeros(tile)
+            block += sa @ sb.T                # this K block issued, then the previous one
+            return acc + prev, block          # promoted while it runs (wgmma.wait_group 1)
+
+        def paired(k, sa0, sb0, sa1, sb1, acc):
+            first, second = hk.zeros(tile), hk.zeros(tile)      # both set before either
+            first += sa0 @ sb0.T                                # issue (ptxas: C7517 else)
+            second += sa1 @ sb1.T             # both K blocks issued; the first promoted while
+            acc = acc + first                 # the second runs (wgmma.wait_group 1), then
+            return acc + second               # the second (0): one drain a 256 of K
+
+        def spanning(k, sa0, sb0, sa1, sb1, acc):
+            block = hk.zeros(tile)
+            block += sa0 @ sb0.T              # 256 of K in the wgmma's accumulator, then
+            block += sa1 @ sb1.T              # promoted: one drain, half the adds
+            return acc + block
+
+        pipe.consumer(warpgroups=2, registers=240)(
+            multiply if not PROMOTE else paired if PAIR else spanning if blocks == 2
+            else lagged if LAG else multiply)
+        tile = hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)    # this warp's rows of the tile
+
         def store(acc):
             rows = m * pipe.consumer_warps + hk.arch.warp_id
             acc = scaled(acc, scale_a, scale_b, rows, n, BN, ROWWISE)
@@ -97,5 +142,9 @@ def fp8_ws_nt(dtype: str):
                     hk.fp32)
             out[hk.tile_coord(0, 0, rows, n)] = acc.to(OUT)
 
-        pipe.run(hk.zeros(hk.RT(hk.fp32, BM // pipe.consumer_warps, BN)))
+        def store_lagged(acc, prev):
+            store(acc + prev)                 # the last K block
+
+        pipe.finish(store_lagged if PROMOTE and LAG else store)
+        pipe.run(hk.zeros(tile), *((hk.zeros(tile),) if PROMOTE and LAG else ()))
     return scaled_mm_fp8_ws_nt
