@@ -4,8 +4,8 @@ process (issue #11).
     python3 benchmarks/matmul_fp8.py --quick --json /tmp/fp8.json   # a subset (~2 min)
     python3 benchmarks/matmul_fp8.py --json DIR/matmul_fp8.json      # the full sweep
     python3 benchmarks/matmul_fp8.py --check-only                    # correctness only
-    python3 benchmarks/matmul_fp8.py --quick --constants PROMOTE=0,BN=256,STAGES=4 \
-        --constants BN=128,STAGES=6 --json /tmp/fp8.json   # also the kernel at other constants
+    python3 benchmarks/matmul_fp8.py --quick --constants PROMOTE_K=256,BN=192,STAGES=2 \
+        --constants PAIR=1,BN=128,STAGES=3 --json /tmp/fp8.json   # also other constants
 
 The product is a [M, K] e4m3 times b = W.t() for an e4m3 weight W [N, K], bf16 out, no bias,
 with per-tensor scales ("tensor": one float32 each) and with per-token / per-channel scales
