@@ -93,7 +93,8 @@ def test_sm90a_routes_take_the_ring_kernel():
 def test_routes_split_few_pairs_and_refuse_cdna():
     assert route_for(128, 8, 32768, "sm_90a").constants["PART_PAGES"] == 64
     assert route_for(128, 8, 4096, "sm_90a").constants["PART_PAGES"] == 16
-    assert route_for(128, 128, 4096, "sm_90a").constants["PART_PAGES"] == 32
+    assert route_for(128, 128, 4096, "sm_90a").constants["PART_PAGES"] == 128
+    assert route_for(128, 128, 4096, "gfx1100").constants["PART_PAGES"] == 32
     assert route_for(128, 32, 512, "sm_90a").constants["PART_PAGES"] == 8
     assert not route_for(128, 2048, 4096, "sm_90a").constants["SPLIT"]
     refused(lambda: route_for(128, 8, 4096, "gfx950"), "gfx950", "MMA needs 32",

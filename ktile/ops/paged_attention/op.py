@@ -32,7 +32,7 @@ SPLIT_BELOW = 2048     # (seq, kv head) pairs under which the context is split: 
 
 
 FEW_PAIRS = 128        # under it, long contexts take smaller partitions (more blocks)
-PART_SIZES = (8, 16, 32, 64)
+PART_SIZES = (8, 16, 32, 64, 128)
 AMD = ("gfx1100", "gfx1201")
 # sm_90a's kernels: paged_decode_ring (routed: pages copied to shared memory two steps ahead,
 # ring.py) and paged_decode_streams (the benchmark's variant: pages in registers, streams.py),
@@ -68,6 +68,9 @@ def _decode_route(d: int, part_pages: int, max_pairs: int | None,
 # (512 tokens; 16 x 4096: 1024 blocks); from 2048 pairs one block a (seq, kv head) over the
 # whole context. A first guess (the previous kernel's, with 1 x 32K's partitions made larger),
 # not measured for the ring: benchmarks/paged_decode.py --constants PART_PAGES=... sweeps it.
+# Measured once (H200, eighth session, docs/results/h200_2026-12-02_s8_r17): from 128 pairs
+# the ring takes partitions of 128 pages (16 x 4096: 105 us against 148 at 32; 64 x 4096: 354
+# against 455); 1 x 32K stays at 64 (102 us against 115 at 128), 256 x 512 whole (231 / 248).
 # sm_90a runs paged_decode_ring (a block's warps on different pages, ring.py), the AMD targets
 # paged_decode (a block's warps on different columns, kernels.py: a whole head a warp passes
 # gfx1100's 256 VGPRs)
@@ -76,7 +79,7 @@ TABLE = RoutingTable([route for target in ("sm_90a", "gfx1100") for d in HEAD_SI
     _decode_route(d, 8, SPLIT_BELOW - 1, 2048, target),
     _decode_route(d, 16, FEW_PAIRS - 1, 16384, target),
     _decode_route(d, 64, FEW_PAIRS - 1, None, target),
-    _decode_route(d, 32, SPLIT_BELOW - 1, None, target),
+    _decode_route(d, 128 if target == "sm_90a" else 32, SPLIT_BELOW - 1, None, target),
     _decode_route(d, WHOLE, None, None, target))])
 COMBINE = tuple(Route("paged_decode_combine", {"D": d, "WARPS": d // 64, "PART_PAGES": pp},
                       targets=TARGETS, sample=(4, 1024))
