@@ -51,14 +51,17 @@ AMD_ROUTES = [
 # the grid's first blocks take the last query rows, which read the most key tiles, so the
 # short ones fill the last wave (FlashAttention-3's order); a permutation of the same blocks.
 # OVERLAP (P·V of the older tile under the softmax) was 7-15% slower on the H200: ptxas waits
-# for that P·V before the exp2s (docs/attention.md). Built clean, not timed yet, pinnable
-# only: PINGPONG 1 / 2 (the consumer warpgroups taking turns at their wgmmas on named
-# barriers), EXP2_FAST and FUSED_SCALE (fewer softmax instructions), BM 192 / WARPS 16 (D 64)
+# for that P·V before the exp2s (docs/attention.md). EXP2_FAST and FUSED_SCALE (fewer softmax
+# instructions) are routed: on the H200 (2026-12-02, eighth session, round 1.6,
+# docs/results/h200_2026-12-02_s8_r16) they took every --quick shape from 0.53-0.73x SDPA to
+# 0.62-0.80x (n 4096 d 128: 2192 -> 1996 us full, 1353 -> 1142 causal). Pinnable only, slower
+# there: PINGPONG 1 / 2 (the consumer warpgroups taking turns at their wgmmas on named
+# barriers: 5-15% slower, also with EXP2_FAST), BM 192 / WARPS 16 (D 64: 2-5% slower)
 TABLE = RoutingTable([
     Route("attention_ws", {"D": d, "BM": 128, "BK": 64, "STAGES": 3, "CAUSAL": causal,
                            "VT": False, "LONGEST_FIRST": causal, "OVERLAP": False,
-                           "PINGPONG": 0, "WARPS": 12, "EXP2_FAST": False,
-                           "FUSED_SCALE": False},
+                           "PINGPONG": 0, "WARPS": 12, "EXP2_FAST": True,
+                           "FUSED_SCALE": True},
           targets=("sm_90a",), sample=(128, d))
     for d in HEAD_DIMS for causal in (False, True)] + AMD_ROUTES)
 
