@@ -8,7 +8,7 @@ needs enable_gqa=True, as torch). is_causal masks key i for query j < i (torch's
 form when L != S). Scores, softmax and the sum are fp32; P is rounded to the input dtype
 before P·V (flash attention's rounding).
 
-Routes: sm_90a only, `attention_ws` (prefill_ws.py), one build per (D, causal). The kernel
+Routes: on sm_90a `attention_ws` (prefill_ws.py), one build per (D, causal). The kernel
 reads V as it is (O += P·V by wgmma's transposed-B form); pinned with VT=True it takes Vᵀ
 [B, H_kv, D, S'] instead (values_for makes it: one torch copy a call). The CPU interpreter
 runs the same kernel when KTILE_TARGET=sm_90a (it then traces the warp-specialised
