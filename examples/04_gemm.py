@@ -75,7 +75,7 @@ def gemm_wgmma(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp3
     tile's buffer for tile t+STAGES-1. (Waiting only for the MMA of t-1, a wait naming t-1's
     buffers: `wgmma.wait_group 1`, gave wrong rows 16 and up at STAGES 2 and 4 on the H200 on
     2026-12-02, right ones at 3. The cause, found in 96f6c15, was the accumulator read before
-    the final wgmma drain, fixed in the waits pass; the example still drains, untimed since.
+    the final wgmma drain, fixed in the waits pass; the example still drains.
     `ktile.ops.matmul`'s wgmma_nt keeps one MMA in flight with one barrier a tile, checked on
     the H200.) Two barriers a tile, so that no target reads shared memory while a
     copy into it may land from another warp (gfx950's DMA copies: the code-object check
