@@ -83,13 +83,15 @@ def test_tma_into_fp8_wgmma_by_descriptor_promoted_or_in_flight(built):
 
 @pytest.mark.skipif(knobs.OPS_FULL_BUILD.get() != "1", reason="KTILE_OPS_FULL_BUILD=1 only")
 @pytest.mark.parametrize("rowwise", [False, True])
-def test_promote_k_256_builds_clean(rowwise, tmp_path):
-    """The PROMOTE_K 256 variant (kernels.py; pinnable, not routed) at 128 x 192, 2 stages of
-    two K blocks: 0 spills and no wgmma wait injected or serialized by ptxas (LAG and PAIR
-    get C7517, kernels.py says why)."""
+@pytest.mark.parametrize("variant", [dict(STAGES=2, PROMOTE_K=256),
+                                     dict(BN=128, STAGES=3, PAIR=True)], ids=["k256", "pair"])
+def test_promotion_variants_build_clean(variant, rowwise, tmp_path):
+    """The PROMOTE_K 256 (128 x 192, 2 stages of two K blocks) and PAIR (128 x 128, 3)
+    variants (kernels.py; pinnable, not routed): 0 spills and no wgmma wait injected or
+    serialized by ptxas (LAG gets C7517, kernels.py says why)."""
     if NVCC is None:
         pytest.skip("tier 1: nvcc not found")
-    constants = dict(WIDEST.constants, ROWWISE=rowwise, STAGES=2, PROMOTE_K=256)
+    constants = dict(WIDEST.constants, ROWWISE=rowwise, **variant)
     kernel = OP.kernel(WIDEST, "fp8-bf16")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

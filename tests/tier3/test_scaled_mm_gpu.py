@@ -97,6 +97,7 @@ def test_use_fast_accum_matches_torchs_fast_accumulation(m, n, k, rowwise, bias)
 
 
 VARIANTS = [dict(PAIR=True, BN=128, STAGES=3), dict(LAG=True, BN=96, STAGES=6),
+            dict(PAIR=True, BN=96, STAGES=3),
             dict(PROMOTE_K=256, BN=192, STAGES=2), dict(PROMOTE_K=256, BN=128, STAGES=3)]
 
 

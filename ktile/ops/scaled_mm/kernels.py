@@ -31,11 +31,11 @@ warpgroups wait on the same stage, so the tensor cores idle for the drain and th
 - PROMOTE_K 256: two K blocks a stage accumulated in one wgmma accumulator, promoted once:
   one drain and half the adds, BN 192's registers, each 256 of K added at the wgmma's
   precision (torch promotes every 128: the tier-3 tolerance decides whether it is within).
-ptxas 13.0 builds LAG (BN 96) and PAIR (BN 96 / 128) with 0 spills but injects a wgmma
-wait (C7517): LAG's in-flight block is moved into the loop-carried variable, PAIR's second
-accumulator is zero-filled (nvcc sinks the fill below the first group's issue) while the
-first group is in flight. An MMA from zeros as wgmma's scale-d 0 (no fill, no copy: the
-codegen's, not this kernel's) would remove PAIR's.
+ptxas 13.0 builds PROMOTE_K 256 (BN 192 / 128) and PAIR (BN 128) with 0 spills and no
+injected wait; PAIR binds its two zero fills before the first issue (`hk.wait_for` on them),
+else nvcc sinks the second's below the first group's issue and ptxas injects a wgmma wait
+(C7517). LAG (BN 96) builds with 0 spills but C7517: its in-flight block is moved into the
+loop-carried variable each step (a loop unrolled by two would keep it in place).
 
 The scales arrive as [1, M] / [1, N] views (per token and per channel: ROWWISE) or [1, 1]
 each (per tensor). BIAS False leaves the bias unread (a call without one); each epilogue
@@ -117,8 +117,9 @@ def fp8_ws_nt(dtype: str):
             return acc + prev, block          # promoted while it runs (wgmma.wait_group 1)
 
         def paired(k, sa0, sb0, sa1, sb1, acc):
-            first, second = hk.zeros(tile), hk.zeros(tile)      # both set before either
-            first += sa0 @ sb0.T                                # issue (ptxas: C7517 else)
+            first, second = hk.zeros(tile), hk.zeros(tile)
+            hk.wait_for(first, second)        # binds both zero fills before the first issue
+            first += sa0 @ sb0.T              # (nvcc sank the second's under it: C7517)
             second += sa1 @ sb1.T             # both K blocks issued; the first promoted while
             acc = acc + first                 # the second runs (wgmma.wait_group 1), then
             return acc + second               # the second (0): one drain a 256 of K
