@@ -110,10 +110,16 @@ def _awq_inputs(s):
 
 
 def _awq_weights(qweight, scales, qzeros, group):
-    """w [K, N] from the reference's dequantisation (float64), rounded to the scales' dtype."""
-    from ktile.ops.awq.reference import dequantize
-    w = dequantize(qweight.cpu().numpy(), _np(scales), qzeros.cpu().numpy(), group)
-    return torch.from_numpy(w).to(scales.dtype).to(scales.device)
+    """w [K, N] = (q − z) · s in the scales' dtype: the reference's dequantisation (its nibble
+    order, REVERSE) in torch; exact in fp32 (a 4-bit difference times an fp16 scale)."""
+    from ktile.ops.awq.reference import REVERSE
+    shifts = 4 * torch.tensor(REVERSE, dtype=torch.int32, device=qweight.device)
+
+    def unpack(words):
+        return ((words[:, :, None] >> shifts) & 0xF).reshape(words.shape[0], -1)
+    q, z = unpack(qweight), unpack(qzeros).repeat_interleave(group, 0)
+    s = scales.float().repeat_interleave(group, 0)
+    return ((q - z).float() * s).to(scales.dtype)
 
 
 def _awq_gemm_torch(x, qweight, scales, qzeros, group):
@@ -121,9 +127,9 @@ def _awq_gemm_torch(x, qweight, scales, qzeros, group):
 
 
 def _awq_gemm_close(got, want):
-    from ktile.ops.awq.reference import tolerance
+    from ktile.ops.awq.reference import dequantize, tolerance
     x, qweight, scales, qzeros, group = _MADE["awq_gemm"]
-    w = _np(_awq_weights(qweight, scales, qzeros, group))
+    w = dequantize(qweight.cpu().numpy(), _np(scales), qzeros.cpu().numpy(), group)
     tol = tolerance(_np(x), w, _np(want), "fp16", rounded_weights=True)
     return _abs_error(got, want), 2 * tol
 
@@ -132,8 +138,13 @@ def _dequantize_inputs(s):
     return _awq_inputs(Shape({**s.dims, "m": 1}, s.x, s.group))[1:]
 
 
-def _awq_dequantize_close(got, want):   # exact: each weight rounded once from (q − z) · s
-    return _abs_error(got, want), 0.0
+def _awq_dequantize_close(got, want):
+    """Exact: each weight rounded once from (q − z) · s; and torch's equals the reference's."""
+    from ktile.ops.awq.reference import dequantize
+    qweight, scales, qzeros, group = _MADE["awq_dequantize"]
+    exact = dequantize(qweight.cpu().numpy(), _np(scales), qzeros.cpu().numpy(), group)
+    rounded = torch.from_numpy(exact).to(scales.dtype).to(want.device)
+    return max(_abs_error(got, want), _abs_error(want, rounded)), 0.0
 
 
 # ---- MoE (bf16, a seeded softmax router) ----
@@ -166,7 +177,7 @@ def _align_torch(ids, experts, block_m):
     full = torch.full((total,), slots, dtype=torch.int32, device=ids.device)
     full[:live.numel()] = live
     blocks = torch.full((total // block_m,), -1, dtype=torch.int32, device=ids.device)
-    blocks[:len(expert_ids)] = torch.tensor(expert_ids, dtype=torch.int32)
+    blocks[:len(expert_ids)] = torch.tensor(expert_ids, dtype=torch.int32, device=ids.device)
     return full, blocks, torch.tensor([live.numel()], dtype=torch.int32, device=ids.device)
 
 
@@ -196,12 +207,15 @@ def _grouped_ktile(x, w, sorted_ids, expert_ids, padded, weights, ids):
 
 
 def _grouped_torch(x, w, sorted_ids, expert_ids, padded, weights, ids):
-    out = torch.empty(*ids.shape, w.shape[1], dtype=x.dtype, device=x.device)
-    for t in range(ids.shape[0]):
-        for j in range(ids.shape[1]):
-            y = x[t].float() @ w[ids[t, j]].float().t()
-            out[t, j] = (y * weights[t, j]).to(x.dtype)
-    return out
+    """One matmul per expert over the slots routed to it, scaled by the routed weights."""
+    top_k = ids.shape[1]
+    out = torch.empty(ids.numel(), w.shape[1], dtype=x.dtype, device=x.device)
+    flat, routed = ids.reshape(-1), weights.reshape(-1, 1)
+    for e in range(w.shape[0]):
+        slots = (flat == e).nonzero()[:, 0]
+        y = x[slots // top_k].float() @ w[e].float().t()
+        out[slots] = (y * routed[slots]).to(x.dtype)
+    return out.view(*ids.shape, w.shape[1])
 
 
 def _grouped_close(got, want):
@@ -220,15 +234,17 @@ def _fused_inputs(s):
 
 
 def _fused_torch(x, w13, w2, weights, ids):
-    """vLLM's chain, one slot at a time: each stage rounded to x's dtype."""
+    """vLLM's chain, one expert at a time over its slots: each stage rounded to x's dtype,
+    the top-k sum in fp32."""
+    top_k, inter = ids.shape[1], w13.shape[1] // 2
     out = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
-    inter = w13.shape[1] // 2
-    for t in range(ids.shape[0]):
-        for j in range(ids.shape[1]):
-            e = ids[t, j]
-            h = (x[t] @ w13[e].t())
-            act = (F.silu(h[:inter].float()) * h[inter:].float()).to(x.dtype)
-            out[t] += (act @ w2[e].t()).float() * weights[t, j]
+    flat, routed = ids.reshape(-1), weights.reshape(-1, 1).float()
+    for e in range(w13.shape[0]):
+        slots = (flat == e).nonzero()[:, 0]
+        tokens = slots // top_k
+        h = x[tokens] @ w13[e].t()
+        act = (F.silu(h[:, :inter].float()) * h[:, inter:].float()).to(x.dtype)
+        out.index_add_(0, tokens, (act @ w2[e].t()).float() * routed[slots])
     return out.to(x.dtype)
 
 
@@ -267,8 +283,7 @@ def _paged_torch(query, key_cache, value_cache, tables, lengths):
         v = value_cache[tables[s].long()].flatten(0, 1)[:length]
         k = k.repeat_interleave(group, 1).transpose(0, 1)                 # [H, L, D]
         v = v.repeat_interleave(group, 1).transpose(0, 1)
-        out[s] = F.scaled_dot_product_attention(query[s][:, None].float(), k.float(),
-                                                v.float())[:, 0].to(query.dtype)
+        out[s] = F.scaled_dot_product_attention(query[s][:, None], k, v)[:, 0]
     return out
 
 
@@ -301,11 +316,11 @@ BENCHES = [
     _bench("awq_dequantize", _shape(n=4096, k=4096, group=128),
            _shape(n=32, k=128, group=128), _dequantize_inputs, _awq_weights,
            _awq_dequantize_close),
-    _bench("moe_align_block_size", _shape(tokens=4096, experts=64, top_k=8, block_m=64),
+    _bench("moe_align_block_size", _shape(tokens=4096, experts=64, top_k=8, block_m=16),
            _shape(tokens=5, experts=4, top_k=2, block_m=16), _align_inputs, _align_torch,
            _align_close),
     _bench("moe_grouped_gemm",
-           _shape(tokens=64, experts=8, top_k=2, n=2048, k=2048, block_m=64),
+           _shape(tokens=64, experts=8, top_k=2, n=2048, k=2048, block_m=16),
            _shape(tokens=3, experts=4, top_k=2, n=32, k=32, block_m=16),
            _grouped_inputs, _grouped_torch, _grouped_close, ktile=_grouped_ktile),
     _bench("fused_moe", _shape(tokens=64, experts=8, top_k=2, hidden=2048, inter=768),
