@@ -11,10 +11,9 @@
 // contiguous, and every unit is aligned (the origin's address and the row pitch, in bytes, are
 // multiples of the unit's alignment); otherwise each element is moved alone, bounds-checked,
 // out of line (read_piece_checked / write_piece_checked below).
-// Rows outside the global (or a missing batch / depth plane) read `pad` and are not written. A
-// load makes one decision a tile (flat_tile_whole: plane, columns, alignment and rows, one
-// branch) that sends a whole tile to its units with no check per unit; the partial paths follow
-// it. A store whose rows all lie inside writes every unit unchecked too.
+// Rows outside the global (or a missing batch / depth plane) read `pad` and are not written. One
+// decision a tile (flat_tile_whole: plane, columns, alignment and rows, one branch) sends a
+// whole tile to its units with no check per unit; the partial paths follow it.
 #pragma once
 
 #include "ktile/common/global_layout.hpp"
@@ -42,15 +41,6 @@ __device__ __forceinline__ bool flat_tile_whole(const gl<T>& g, const T* origin,
   const uintptr_t bits = reinterpret_cast<uintptr_t>(origin) | static_cast<uintptr_t>(g.stride[2] * sizeof(T));
   return g.has_plane(at.b, at.d) & (at.c >= 0) & (at.c + C <= g.cols()) & (g.stride[3] == 1) &
          (bits % flat_unit_alignment<T>() == 0) & (at.r >= 0) & (at.r + R <= g.rows());
-}
-
-// The tile's rows [r0, r0 + R) all inside the global (the store's decision; the load's is
-// flat_tile_whole's).
-template <int R, class T> __device__ __forceinline__ bool flat_rows_inside(const gl<T>& g, index_t r0) {
-#ifdef KT_MEASURE_UNIT_PATH_ONLY
-  return true;
-#endif
-  return r0 >= 0 && r0 + R <= g.rows();
 }
 
 // The tile-local rows [lo, hi) of a tile at row r0 that lie inside the global's `rows`.
@@ -212,26 +202,28 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
     for (int i = 0; i < R / 16; ++i) detail::read_unit_checked<T, C>(dst, i, j, g, cut, fill);
 }
 
-// The store keeps one unit loop for whole and ragged tiles (rows [lo, hi), all R of them when
-// the tile's rows lie inside): a separate whole-tile branch, as the load has, cost the
-// many-row routes registers (rms_norm 16384 x 4096: 63 -> 69, past 64: 7 blocks, not 8).
 template <class U, class T, int R, int C, class F, class At>
 __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>& src, At where) {
   static_assert(std::is_same<T, U>::value, "kt::store: the tile's element type must be the global's");
   const elem_coord at = origin_of<R, C>(where);
-  if (!g.has_plane(at.b, at.d)) return;
   const index_t pitch = g.stride[2];
   T* origin = g.data + at.b * g.stride[0] + at.d * g.stride[1] + at.r * pitch + at.c;
-  if (detail::flat_units_fit<C>(g, origin, at.c)) {
-    T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
-    int lo = 0, hi = R;
-    if (!detail::flat_rows_inside<R>(g, at.r)) {
-#ifdef KT_MEASURE_WHOLE_TILE_PATH
-      __trap();  // benchmarks/sass_count.py's `path`: a whole tile's, checks included
-      return;
+  T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
+  if (detail::flat_tile_whole<R, C>(g, origin, at)) {  // a whole tile: no check per unit
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int i = 0; i < R / 16; ++i) detail::write_units(lane + detail::flat_unit_offset<C>(i, j, pitch), src.tiles[i][j]);
+    return;
+  }
+#ifdef KT_MEASURE_WHOLE_TILE_PATH  // benchmarks/sass_count.py's `path`: the decision kept
+  __trap();  // the partial path compiled out: a whole tile's path, checks included
+  return;
 #endif
-      detail::flat_row_window<R>(lo, hi, at.r, g.rows());
-    }
+  if (!g.has_plane(at.b, at.d)) return;
+  if (detail::flat_units_fit<C>(g, origin, at.c)) {  // ragged rows
+    int lo, hi;
+    detail::flat_row_window<R>(lo, hi, at.r, g.rows());
 #pragma unroll
     for (int j = 0; j < C / 16; ++j)
 #pragma unroll
@@ -239,10 +231,6 @@ __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>
         if (detail::flat_row_inside<C>(i, j, lo, hi)) detail::write_units(lane + detail::flat_unit_offset<C>(i, j, pitch), src.tiles[i][j]);
     return;
   }
-#ifdef KT_MEASURE_WHOLE_TILE_PATH
-  __trap();
-  return;
-#endif
   const elem_coord cut = detail::opaque(at);  // the rare path: nothing of it hoisted
 #pragma unroll
   for (int j = 0; j < C / 16; ++j)
