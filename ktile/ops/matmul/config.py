@@ -65,15 +65,13 @@ def gemv_stream(rows: int, w_rows: int, unroll: int, depth: int) -> Route:
 # 512 bytes carried each); 2 / 2 / 1 / 2: 110, 4; 4 / 1 / 1 / 3: 104, 4; 8 / 1 / 1 / 2: 168, 3
 # (at M 5..8 the FMA form is bounded by issue: about 9 instructions per W element and row of
 # a). Read again after flat_tile.hpp's element path went out of line (95a2376): 72 / 96 / 96
-# / 160 registers and 7 / 5 / 5 / 3 blocks before it. After flat_tile.hpp's one bounds
-# decision a tile (ad33177): 80 / 102 / 96 / 161 registers, 6 / 4 / 5 / 3 blocks.
-# benchmarks/matmul.py --decode-only
+# / 160 registers and 7 / 5 / 5 / 3 blocks before it. benchmarks/matmul.py --decode-only
 # times the routes against cuBLAS, --route gemv_stream_nt:MB=...,RW=...,UNROLL=...,DEPTH=...
 # other constants, --route skinny_nt / gemv_nt the earlier kernels.
 # `gemv_nt` (gemv.py, one W row per warp, blocks that end after one row; ptxas interleaves its
 # loads with the math, about one W access in flight per warp) stays pinnable: on the H200
 # (2026-12-02) 38.6 us at 1 x 12288 x 4096 (62% of copy), 56.8 at M = 2.
-STREAM_BLOCKS_PER_SM = {(1, 2, 1, 2): 6, (2, 2, 1, 2): 4, (4, 1, 1, 3): 5,
+STREAM_BLOCKS_PER_SM = {(1, 2, 1, 2): 6, (2, 2, 1, 2): 4, (4, 1, 1, 3): 4,
                         (8, 1, 1, 2): 3}     # by (MB, RW, UNROLL, DEPTH), 4 warps
 STREAM_BLOCKS_PER_SM_OTHER = 3   # other constants where no build says (the interpreter)
 GEMV_K_MULTIPLE = 16
