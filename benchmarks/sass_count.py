@@ -5,13 +5,9 @@ constants) for sm_90a with nvcc, disassembles its cubin with cuobjdump (or nvdis
 the kernel's instructions by class: memory, integer / address arithmetic, float, conversions,
 control, shuffles, other. Static counts (each instruction once, loops not unrolled by the
 count), no GPU needed; `ncu` on a GPU gives the dynamic counts. Two counts per kernel: `all`,
-the cubin as built (`body`: less its out-of-line functions, the element-by-element path), and
-`hot`, the same source built with KT_MEASURE_UNIT_PATH_ONLY: every flat
+the cubin as built, and `hot`, the same source built with KT_MEASURE_UNIT_PATH_ONLY: every flat
 tile access on its unit path, the element-by-element fallback for ragged or misaligned tiles
-compiled out - the code a full, aligned tile runs, its bounds decision compiled out too. `path`
-(KT_MEASURE_WHOLE_TILE_PATH): each flat access's bounds decision kept, its partial path (ragged
-rows, a missing plane, the element path) a trap: where the kernel is straight-line, about what
-one warp executes on whole tiles (Nsight Compute's warp instructions over the warps).
+compiled out - the code a full, aligned tile runs (rows still bounds-checked).
 
     python benchmarks/sass_count.py                      # the default set of cases
     python benchmarks/sass_count.py rms_norm:16384x4096 add:4096x4096:fp32 --json out.json
@@ -88,40 +84,26 @@ def opcode_class(opcode: str) -> str:
     return "other"
 
 
-FUNCTION = re.compile(r"^\s*\.type\s+(\S+),@function")
-
-
 def count_sass(listing: str) -> dict:
     """Instruction counts by class and by opcode of a kernel's SASS listing. The runtime's
     out-of-line slow paths (`$__internal_*`: IEEE division, sqrt and reciprocal of denormal
-    or special operands) are counted apart, as `subroutines`: no full tile runs them. ktile's
-    own out-of-line functions (`__noinline__`: the flat tiles' element-by-element path,
-    `read_piece_checked` / `write_piece_checked`) stay in `total` (as counted before) and are
-    also counted as `outlined`: `total - outlined` is the kernel's own body."""
-    opcodes, subroutines, outlined, function = Counter(), 0, 0, None
-    kernel = None
+    or special operands) are counted apart, as `subroutines`: no full tile runs them."""
+    opcodes, subroutines, inside_subroutine = Counter(), 0, False
     for line in listing.splitlines():
-        named = FUNCTION.match(line)
-        if named:
-            function = named.group(1)
-            kernel = kernel or function
-        elif line.startswith("$__internal") and line.rstrip().endswith(":"):
-            function = "$__internal"
+        if line.startswith("$__internal") and line.rstrip().endswith(":"):
+            inside_subroutine = True
         found = OPCODE.search(line)
         if not found or found.group(1) == "NOP":   # NOP: alignment padding, not executed
             continue
-        if function is not None and function.startswith("$__internal"):
+        if inside_subroutine:
             subroutines += 1
-            continue
-        opcodes[found.group(1)] += 1
-        if function is not None and function != kernel:
-            outlined += 1
+        else:
+            opcodes[found.group(1)] += 1
     classes = Counter()
     for opcode, n in opcodes.items():
         classes[opcode_class(opcode)] += n
     return {"total": sum(opcodes.values()), "classes": dict(sorted(classes.items())),
-            "opcodes": dict(opcodes.most_common()), "subroutines": subroutines,
-            "outlined": outlined}
+            "opcodes": dict(opcodes.most_common()), "subroutines": subroutines}
 
 
 def parse_case(text: str) -> tuple[str, int, int, str]:
@@ -192,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tool, overrides = find_tool(), parse_overrides(args.set)
     results = []
-    print(f"{'case':<30} {'kernel':<56} {'regs':>4} {'all':>5} {'body':>5} {'path':>5} "
-          f"{'hot':>5} {'sub':>4}  hot by class")
+    print(f"{'case':<30} {'kernel':<56} {'regs':>4} {'all':>5} {'hot':>5} {'sub':>4}  hot by class")
     for case in args.cases:
         op_name, rows, cols, dtype = parse_case(case)
         try:
@@ -202,20 +183,16 @@ def main(argv: list[str] | None = None) -> int:
             listing = disassemble(tool, cubin)
             hot_listing = disassemble(tool, rebuild(build, args.include,
                                                     ("KT_MEASURE_UNIT_PATH_ONLY",))[0])
-            path_listing = disassemble(tool, rebuild(build, args.include,
-                                                     ("KT_MEASURE_WHOLE_TILE_PATH",))[0])
         except Exception as error:    # one case's failure (a route being edited) ends no run
             print(f"{case:<30} failed: {type(error).__name__}: {str(error).splitlines()[0]}")
             results.append({"case": case, "error": str(error)})
             continue
-        counts, hot, path = (count_sass(listing), count_sass(hot_listing),
-                             count_sass(path_listing))
+        counts, hot = count_sass(listing), count_sass(hot_listing)
         results.append({"case": case, "kernel": name, "registers": registers,
-                        "all": counts, "path": path, "hot": hot})
+                        "all": counts, "hot": hot})
         classes = " ".join(f"{k}={v}" for k, v in hot["classes"].items())
         print(f"{case:<30} {name:<56} {registers:>4} {counts['total']:>5} "
-              f"{counts['total'] - counts['outlined']:>5} {path['total']:>5} {hot['total']:>5} "
-              f"{hot['subroutines']:>4}  {classes}")
+              f"{hot['total']:>5} {hot['subroutines']:>4}  {classes}")
         if args.listing:
             print(hot_listing)
     if args.json:

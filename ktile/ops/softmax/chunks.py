@@ -28,7 +28,7 @@ import functools
 import ktile as hk
 
 from .config import MAX_SPLITS
-from .row_tile import LOWEST, NEG_INF, ROW, _block_stats, _exp, _fold_partials, reciprocal
+from .row_tile import LOWEST, NEG_INF, ROW, _block_stats, _exp, _fold_partials
 
 
 def _views(*names):
@@ -89,7 +89,7 @@ def _warp_stats(x, t, r, first, step, tiles, C, early):
 def _write(x, o, t, r, first, step, tiles, top, total, dt, cur, early):
     """o = exp(x - top) / total over this warp's tiles first, first + step, ... of row r;
     `cur` is the warp's first tile, loaded by the caller before the statistics."""
-    scale = reciprocal(total)   # the hardware's 1/sqrt squared (row_tile.reciprocal)
+    scale = 1.0 / total
     for k in range(first, tiles, step):
         if early:
             nxt = _tile(x, t, r, k + step)

@@ -126,23 +126,13 @@ def _block_stats(m, s):
     return top, hk.group.sum(s * _exp(m, top))
 
 
-def reciprocal(total):
-    """1 / total (the row's sum of exp) as the square of the hardware's 1/sqrt (hk.rsqrt_fast:
-    one MUFU.RSQ and a product, within 2^-21 relative, on outputs at most 1: far inside the
-    op's 1e-5), where the IEEE division took a reciprocal, its refinement and a slow-path
-    branch on the chain after the block's sum. total >= 1 (the max's own exp), or 0 for a row
-    of -inf: inf, as 1 / 0."""
-    root = hk.rsqrt_fast(total)
-    return root * root
-
-
 @hk.func
 def _write(x, o, t, r, first, step, tiles, top, total, dt, cur, early):
     """o = exp(x - top) / total over this warp's tiles first, first + step, ... of row r;
     `cur` is the warp's first tile (`_prefetch(x, t, r, first)`, loaded by the caller
     before the statistics it waits on), each later tile loaded before (`early`) or after the
     one before is written."""
-    scale = reciprocal(total)
+    scale = 1.0 / total
     for c in range(first, tiles, step):
         if early:
             nxt = _prefetch(x, t, r, c + step)
@@ -173,7 +163,7 @@ def softmax_held_kernel(dtype: str):
         s = hk.tile_sum(exps[0])
         for e in exps[1:]:
             s = s + hk.tile_sum(e)
-        scale = reciprocal(hk.group.sum(s))
+        scale = 1.0 / hk.group.sum(s)
         for c, e in zip(chunks, exps):
             o[hk.tile_coord(0, 0, r, c)] = (e * scale).to(dt)
 

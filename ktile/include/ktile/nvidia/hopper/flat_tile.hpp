@@ -11,9 +11,8 @@
 // contiguous, and every unit is aligned (the origin's address and the row pitch, in bytes, are
 // multiples of the unit's alignment); otherwise each element is moved alone, bounds-checked,
 // out of line (read_piece_checked / write_piece_checked below).
-// Rows outside the global (or a missing batch / depth plane) read `pad` and are not written. One
-// decision a tile (flat_tile_whole: plane, columns, alignment and rows, one branch) sends a
-// whole tile to its units with no check per unit; the partial paths follow it.
+// Rows outside the global (or a missing batch / depth plane) read `pad` and are not written; a
+// tile whose rows all lie inside (one check per tile) moves its units with no check per unit.
 #pragma once
 
 #include "ktile/common/global_layout.hpp"
@@ -26,22 +25,6 @@ namespace detail {
 
 // The alignment, in bytes, a unit of eight elements needs (read_units moves 8 or 16 bytes).
 template <class T> __host__ __device__ constexpr int flat_unit_alignment() { return 8 * sizeof(T) >= 16 ? 16 : 8 * static_cast<int>(sizeof(T)); }
-
-// The tile's one bounds decision: its (batch, depth) plane exists, its columns [c0, c0 + C)
-// lie inside the global and are contiguous, every unit is aligned and its rows [r0, r0 + R)
-// all lie inside. The conditions are combined with `&`, not `&&`: one branch a tile (taken to
-// the unit path with no check per unit), where short-circuit evaluation branched three times
-// (at the plane, the columns and the rows) before a whole tile's first load. Anything else
-// (ragged rows, a missing plane, misaligned or out-of-range columns) takes the partial path.
-template <int R, int C, class T>
-__device__ __forceinline__ bool flat_tile_whole(const gl<T>& g, const T* origin, const elem_coord& at) {
-#ifdef KT_MEASURE_UNIT_PATH_ONLY
-  return true;
-#endif
-  const uintptr_t bits = reinterpret_cast<uintptr_t>(origin) | static_cast<uintptr_t>(g.stride[2] * sizeof(T));
-  return g.has_plane(at.b, at.d) & (at.c >= 0) & (at.c + C <= g.cols()) & (g.stride[3] == 1) &
-         (bits % flat_unit_alignment<T>() == 0) & (at.r >= 0) & (at.r + R <= g.rows());
-}
 
 // The tile-local rows [lo, hi) of a tile at row r0 that lie inside the global's `rows`.
 template <int R> __device__ __forceinline__ void flat_row_window(int& lo, int& hi, index_t r0, index_t rows) {
@@ -57,6 +40,14 @@ __device__ __forceinline__ bool flat_units_fit(const gl<T>& g, const T* origin, 
   if (c0 < 0 || c0 + C > g.cols() || g.stride[3] != 1) return false;
   const uintptr_t bits = reinterpret_cast<uintptr_t>(origin) | static_cast<uintptr_t>(g.stride[2] * sizeof(T));
   return bits % flat_unit_alignment<T>() == 0;
+}
+
+// The tile's rows [r0, r0 + R) all inside the global: the unit path then checks no row.
+template <int R, class T> __device__ __forceinline__ bool flat_rows_inside(const gl<T>& g, index_t r0) {
+#ifdef KT_MEASURE_UNIT_PATH_ONLY
+  return true;
+#endif
+  return r0 >= 0 && r0 + R <= g.rows();
 }
 
 // Unit j of lane l starts at element 256·j + 8·l of the band. Where C divides 256 or 256
@@ -159,22 +150,18 @@ __device__ __forceinline__ void load(rt<T, R, C, flat, F>& dst, const gl<U>& g, 
   detail::pair_t<T> fill2;
   detail::elem(fill2, 0) = fill;
   detail::elem(fill2, 1) = fill;
+  const bool plane = g.has_plane(at.b, at.d);
   const index_t pitch = g.stride[2];
   const T* origin = g.data + at.b * g.stride[0] + at.d * g.stride[1] + at.r * pitch + at.c;
-  const T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
-  if (detail::flat_tile_whole<R, C>(g, origin, at)) {  // a whole tile: no check per unit
+  if (plane && detail::flat_units_fit<C>(g, origin, at.c)) {
+    const T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
+    if (detail::flat_rows_inside<R>(g, at.r)) {  // a full tile: no check per unit
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j)
+      for (int j = 0; j < C / 16; ++j)
 #pragma unroll
-      for (int i = 0; i < R / 16; ++i) detail::read_units(dst.tiles[i][j], lane + detail::flat_unit_offset<C>(i, j, pitch));
-    return;
-  }
-#ifdef KT_MEASURE_WHOLE_TILE_PATH  // benchmarks/sass_count.py's `path`: the decision kept
-  __trap();  // the partial path compiled out: a whole tile's path, checks included
-  return;
-#endif
-  const bool plane = g.has_plane(at.b, at.d);
-  if (plane && detail::flat_units_fit<C>(g, origin, at.c)) {  // ragged rows
+        for (int i = 0; i < R / 16; ++i) detail::read_units(dst.tiles[i][j], lane + detail::flat_unit_offset<C>(i, j, pitch));
+      return;
+    }
     int lo, hi;
     detail::flat_row_window<R>(lo, hi, at.r, g.rows());
 #pragma unroll
@@ -206,24 +193,13 @@ template <class U, class T, int R, int C, class F, class At>
 __device__ __forceinline__ void store(const gl<U>& g, const rt<T, R, C, flat, F>& src, At where) {
   static_assert(std::is_same<T, U>::value, "kt::store: the tile's element type must be the global's");
   const elem_coord at = origin_of<R, C>(where);
+  if (!g.has_plane(at.b, at.d)) return;
   const index_t pitch = g.stride[2];
   T* origin = g.data + at.b * g.stride[0] + at.d * g.stride[1] + at.r * pitch + at.c;
-  T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
-  if (detail::flat_tile_whole<R, C>(g, origin, at)) {  // a whole tile: no check per unit
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int i = 0; i < R / 16; ++i) detail::write_units(lane + detail::flat_unit_offset<C>(i, j, pitch), src.tiles[i][j]);
-    return;
-  }
-#ifdef KT_MEASURE_WHOLE_TILE_PATH  // benchmarks/sass_count.py's `path`: the decision kept
-  __trap();  // the partial path compiled out: a whole tile's path, checks included
-  return;
-#endif
-  if (!g.has_plane(at.b, at.d)) return;
-  if (detail::flat_units_fit<C>(g, origin, at.c)) {  // ragged rows
-    int lo, hi;
-    detail::flat_row_window<R>(lo, hi, at.r, g.rows());
+  if (detail::flat_units_fit<C>(g, origin, at.c)) {
+    T* lane = origin + detail::flat_unit_row<C>(0) * pitch + detail::flat_unit_col<C>(0);
+    int lo = 0, hi = R;
+    if (!detail::flat_rows_inside<R>(g, at.r)) detail::flat_row_window<R>(lo, hi, at.r, g.rows());
 #pragma unroll
     for (int j = 0; j < C / 16; ++j)
 #pragma unroll
