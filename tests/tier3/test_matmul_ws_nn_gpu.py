@@ -34,7 +34,7 @@ def check(m, n, k, dtype, out_dtype, with_bias):
 @pytest.mark.parametrize("m,n,k", SHAPES, ids=str)
 def test_row_major_b_matches_float64(m, n, k):
     routed = config.choose("nn", m, n, "sm_90a", k).kernel
-    assert routed == ("wgmma_ws_nn" if m >= 128 else "tiles_nn")
+    assert routed == "tiles_nn"      # wgmma_ws_nn is not routed while it is wrong on the H200
     check(m, n, k, torch.bfloat16, torch.bfloat16, with_bias=True)
 
 

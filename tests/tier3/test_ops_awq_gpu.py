@@ -88,6 +88,9 @@ def test_every_prefill_route_pinned(m):
             check(m, 1000, 4096, "bf16", prefill=True)
 
 
+@pytest.mark.xfail(reason="wgmma_ws_nn gave wrong results on the H200 at 9 of these 12 cases "
+                          "(eighth session, docs/results/h200_2026-12-02_s8_r2a/tier3.log; the "
+                          "interpreter agrees with float64): not routed until this passes")
 @pytest.mark.parametrize("bn,stages", [(128, 6), (256, 4), (192, 5), (64, 6)])
 @pytest.mark.parametrize("m,n,k", [(200, 1000, 4096), (1, 264, 136), (130, 4096, 200)],
                          ids=str)

@@ -57,7 +57,10 @@ def wgmma_nn(bn: int, stages: int, **fits) -> Route:
                  min_rows=WGMMA_MIN_M + 1, sample=(200, 264), **fits)
 
 
-PREFILL_ROUTES = [wgmma_nn(128, 6, max_rows=WS_SMALL_M), wgmma_nn(256, 4), DEQUANT]
+# wgmma_nn's routes (128 x 128 / 6 stages up to WS_SMALL_M rows, 128 x 256 / 4 above) are not
+# shipped: wgmma_ws_nn gave wrong results on the H200 (eighth session,
+# docs/results/h200_2026-12-02_s8_r2a/tier3.log); prefill dequantises, then ktile.ops.matmul
+PREFILL_ROUTES = [DEQUANT]
 PREFILL_KERNELS = ("awq_dequant", "wgmma_ws_nn")        # the routes that dequantise first
 TABLE = RoutingTable(DECODE_ROUTES + PREFILL_ROUTES)
 

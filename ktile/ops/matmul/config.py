@@ -172,9 +172,10 @@ NT_TILES = [Route("tiles_nt", {}, targets=AMD_TARGETS, sample=(70, 100)),
                   targets=SM90, sample=(300, 300)),
             Route("wgmma_nt", {}, targets=SM90, sample=(70, 100)),
             Route("wgmma_sync_nt", {}, targets=SM90, sample=(70, 100))]
-NN_TILES = [Route("wgmma_ws_nn", {"BN": 256, "STAGES": 4, "GROUP_M": 8}, min_rows=128,
-                  targets=SM90, sample=(200, 300)),     # tiles_ws_nn.py (b read K×N by wgmma)
-            Route("tiles_nn", {}, sample=(70, 100))]
+# tiles_ws_nn.py's wgmma_ws_nn (b read K×N by the transposed-B wgmma) is not routed: on the
+# H200 (eighth session, docs/results/h200_2026-12-02_s8_r2a/tier3.log) it gave wrong results at
+# every shape tier 3 tried (tests/tier3/test_matmul_ws_nn_gpu.py, strict xfail until fixed)
+NN_TILES = [Route("tiles_nn", {}, sample=(70, 100))]
 
 # One table, the op's (what `all_kernels()` lists and the build tests build). CI builds the
 # first and the last route of each target (tests/tier1/test_ops_build.py), so the order puts
