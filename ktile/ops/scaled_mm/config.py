@@ -30,13 +30,17 @@ from .._library import Route, RoutingTable
 SM90 = ("sm_90a",)
 WIDE_MIN_M = 1024
 GROUP_M = 8
+# the budgets pass estimates 186-212 registers a consumer lane for the promoted and the wide
+# rowwise routes (over its 192 warning line: it counts the promotion's add as a fourth tile);
+# ptxas 13.0 builds every sm_90a route at 168 registers with 0 spills
+PTXAS_CHECKED = "ptxas: 168 registers, 0 spills (tests/tier1/test_scaled_mm_build.py)"
 
 
 def tile(bn: int, stages: int, rowwise: bool, bias: bool, promote: bool = True,
          **fit) -> Route:
     return Route("fp8_ws_nt", {"BN": bn, "STAGES": stages, "GROUP_M": GROUP_M,
                                "ROWWISE": rowwise, "BIAS": bias, "PROMOTE": promote},
-                 targets=SM90, **fit)
+                 targets=SM90, estimate_exempt=PTXAS_CHECKED, **fit)
 
 
 def form_routes(rowwise: bool, bias: bool) -> list[Route]:
