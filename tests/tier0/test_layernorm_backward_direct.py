@@ -62,3 +62,23 @@ def test_direct_agrees_with_two_passes():
             results.append(ops.layer_norm_backward(dy, x, w, mean, rstd))
     for a, b in zip(*results):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
+
+
+def test_fp32_past_the_direct_width_takes_two_passes(monkeypatch):
+    """In fp32 the one-launch form spills on sm_90a at 8192 columns (the H200's tier 3): wider
+    fp32 rows launch the two-pass kernels, bf16 keeps the one launch."""
+    monkeypatch.setenv("KTILE_TARGET", "sm_90a")
+    launched = []
+    real = lib.run
+    monkeypatch.setattr(lib, "run", lambda k, *a, **c: (launched.append(k.name), real(k, *a, **c))[1])
+    cols = config.BACKWARD_DIRECT_FP32_COLS + 16
+    dy, x, w, mean, rstd = inputs(2, cols, torch.float32)
+    dx, dw, db = ops.layer_norm_backward(dy, x, w, mean, rstd)
+    assert "layer_norm_rows_backward_direct" not in launched and launched
+    want = layernorm_backward(*(t.float().numpy() for t in (x, dy, w)),
+                              mean.reshape(-1).numpy(), rstd.reshape(-1).numpy())
+    for got, exact in zip((dx, dw, db), want):
+        assert lib.max_error(got, exact) <= tolerance(*want)
+    launched.clear()
+    ops.layer_norm_backward(*inputs(2, cols, torch.bfloat16))
+    assert launched == ["layer_norm_rows_backward_direct"]

@@ -77,6 +77,10 @@ MANY_ROW_EXEMPT = {8192: (
 BACKWARD_WIDTHS = {1024: 2, 2048: 4, 4096: 8, 8192: 16}    # width: WARPS of 16 x BACKWARD_TILE
 BACKWARD_TILE = 32
 BACKWARD_DIRECT_ROWS = 4         # up to this many rows the backward is one launch (sm_90a)
+# ... in fp32 up to this width: at 8192 its sm_90a build spills (40 bytes, 128 registers, H200
+# tier 3 of the eighth session, docs/results/h200_2026-12-02_s8_r2b), so wider fp32 rows take
+# the two passes
+BACKWARD_DIRECT_FP32_COLS = 4096
 RAGGED_FORWARD_MAX = 2048        # the vector kernel's widest row (cols % 16 != 0)
 MULTIPROCESSORS = 132            # fixed, not the device's: the result must not vary by GPU
 

@@ -112,6 +112,10 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: tor
     rows, cols = lib.rows_of(x).shape
     dtype = lib.kt_dtype(x)
     route = config.BACKWARD.choose(rows, cols, lib.target_of(x))
+    if route.kernel in backward_direct.KERNELS and dtype == "fp32" \
+            and cols > config.BACKWARD_DIRECT_FP32_COLS:
+        # the one-launch form spills in fp32 past these widths (sm_90a, nvcc 13): two passes
+        route = config.BACKWARD.choose(config.BACKWARD_DIRECT_ROWS + 1, cols, lib.target_of(x))
     if route.kernel in backward_direct.KERNELS:      # a few rows: one launch, no partials
         dx, dweight, dbias = torch.empty_like(x), torch.empty_like(weight), torch.empty_like(weight)
         lib.run(BACKWARD_OP.kernel(route, dtype), *(row_view(t) for t in (dy, x, weight)),
