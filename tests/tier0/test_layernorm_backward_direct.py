@@ -70,7 +70,11 @@ def test_fp32_past_the_direct_width_takes_two_passes(monkeypatch):
     monkeypatch.setenv("KTILE_TARGET", "sm_90a")
     launched = []
     real = lib.run
-    monkeypatch.setattr(lib, "run", lambda k, *a, **c: (launched.append(k.name), real(k, *a, **c))[1])
+
+    def run(kernel, *args, **constants):
+        launched.append(kernel.name)
+        return real(kernel, *args, **constants)
+    monkeypatch.setattr(lib, "run", run)
     cols = config.BACKWARD_DIRECT_FP32_COLS + 16
     dy, x, w, mean, rstd = inputs(2, cols, torch.float32)
     dx, dw, db = ops.layer_norm_backward(dy, x, w, mean, rstd)
