@@ -54,7 +54,7 @@ AMD_ROUTES = [
 # for that P·V before the exp2s (docs/attention.md). EXP2_FAST and FUSED_SCALE (fewer softmax
 # instructions) are routed: on the H200 (2026-12-02, eighth session, round 1.6,
 # docs/results/h200_2026-12-02_s8_r16) they took every --quick shape from 0.53-0.73x SDPA to
-# 0.62-0.80x (n 4096 d 128: 2192 -> 1996 us full, 1353 -> 1142 causal). Pinnable only, slower
+# 0.59-0.81x (n 4096 d 128: 2192 -> 1996 us full, 1353 -> 1142 causal). Pinnable only, slower
 # there: PINGPONG 1 / 2 (the consumer warpgroups taking turns at their wgmmas on named
 # barriers: 5-15% slower, also with EXP2_FAST), BM 192 / WARPS 16 (D 64: 2-5% slower)
 TABLE = RoutingTable([
