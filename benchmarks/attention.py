@@ -18,6 +18,9 @@
     python3 benchmarks/attention.py --quick --constants EXP2_FAST=1,FUSED_SCALE=1 \
         --constants PINGPONG=2,EXP2_FAST=1,FUSED_SCALE=1 --out DIR   # the softmax's exp2 one
                                     # MUFU.EX2, the scale in its FFMA
+    python3 benchmarks/attention.py --all-sections --quick --out DIR   # issue #12 in one run:
+                                    # prefill, then paged decode (~3-5 min with builds)
+    python3 benchmarks/attention.py --paged --quick --out DIR   # paged decode alone
 
 Shapes (issue #12): GQA 32 query / 8 key-value heads, d 64 and 128, causal and not, bf16,
 batch × n = 16384 tokens (n 1024: batch 16; 4096: 4; 16384: 1), so batch × heads × query
@@ -26,7 +29,17 @@ result is reported, not timed). Each row times the op as called, the kernel alon
 unless a route reads Vᵀ, VT=1: then its copy is made once outside the timing) and SDPA. TFLOP/s count 4·B·H·n²·d (halved when causal), as FlashAttention reports.
 
 Timing: ktile.bench.timing (L2 flushed before each sample, median of CUDA-event times).
-Writes DIR/attention.json. Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
+Writes DIR/attention.json.
+
+Sections (issue #12 in one run): `--prefill` is the sweep above, what runs when no section is
+named; `--paged` times paged decode with benchmarks/paged_decode.py's cases and case runner
+(ktile.ops.paged_attention_decode vs a Triton paged decode and a copy; this run's --quick and
+--check-only; its --constants are that script's own); `--all-sections` runs both. The prefill
+rows stay under "rows" of attention.json, the paged ones go under "paged", and "sections"
+holds each one's status and wall time. A section that raises is reported (its error in the
+JSON and the summary, the traceback on stderr) and the other still runs. --constants applies
+to the prefill section only.
+Exit code 1 when a ktile result was wrong or a section failed, 2 without a CUDA GPU.
 """
 from __future__ import annotations
 
@@ -160,48 +173,110 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--constants", action="append", default=[], metavar="[D64:]NAME=V,...",
                    help="also time the kernel alone with these constants overridden "
                         "(repeatable; a D prefix limits it to that head dim)")
+    p.add_argument("--prefill", action="store_true",
+                   help="the prefill sweep (what runs when no section is named)")
+    p.add_argument("--paged", action="store_true",
+                   help="the paged decode section: benchmarks/paged_decode.py's cases")
+    p.add_argument("--all-sections", action="store_true",
+                   help="every section: prefill, paged (issue #12 in one run)")
     return p
+
+
+def selected(args) -> list[str]:
+    """The sections `args` asks for, in run order; prefill where none is named. The prefill
+    section's --constants without it are refused before anything runs."""
+    names = ["prefill", "paged"]
+    chosen = names if args.all_sections else [n for n in names if getattr(args, n)]
+    chosen = chosen or ["prefill"]
+    if "prefill" not in chosen and args.constants:
+        raise SystemExit("benchmarks/attention.py: --constants is an option of the prefill "
+                         "section, which this run leaves out: add --prefill (or "
+                         "--all-sections) or drop it")
+    return chosen
+
+
+def label(case) -> str:
+    return (f"B{case['batch']} {case['heads']}/{case['kv_heads']} n {case['n']} "
+            f"d {case['d']} {'causal' if case['causal'] else 'full  '}")
+
+
+def show(row, constants) -> None:
+    """A prefill row's line (and one per `constants` variant)."""
+    if "error" in row:
+        print(f"{label(row)}: ERROR {row['error']}", flush=True)
+    elif "ktile" in row:
+        print(f"{label(row)}: ktile {row['ktile']['ms'] * 1e3:8.1f} us "
+              f"({row['ktile_tflops']:5.1f} TFLOP/s; kernel alone "
+              f"{row['ktile_kernel_tflops']:5.1f}), SDPA {row['sdpa']['ms'] * 1e3:8.1f} us "
+              f"({row['sdpa_tflops']:5.1f}): {row['speedup_vs_sdpa']:.2f}x; "
+              f"max err {row['max_error']:.4f}", flush=True)
+        for spec in constants:
+            timed = row.get(f"constants:{spec}")
+            if timed is not None:
+                shown = (f"{timed['ms'] * 1e3:8.1f} us ({timed['tflops']:5.1f} TFLOP/s)"
+                         if "ms" in timed else timed.get("error", "WRONG"))
+                print(f"    kernel at {spec}: {shown}", flush=True)
+    else:
+        print(f"{label(row)}: max err {row['max_error']:.4f} (tolerance "
+              f"{row['tolerance']:.4f}) {'ok' if row['correct'] else 'WRONG'}", flush=True)
+
+
+def prefill(torch, args):
+    """The prefill section's body: a row per case, printed as it is measured."""
+    def body(rows: list) -> None:
+        for case in cases(args.quick):
+            start = time.time()
+            row = run_case(torch, case, args.check_only, args.constants)
+            row["wall_s"] = round(time.time() - start, 1)
+            rows.append(row)
+            show(row, args.constants)
+    return body
+
+
+def paged(torch, args):
+    """The paged decode section's body: benchmarks/paged_decode.py's cases through its
+    run_case, each row printed with its show()."""
+    from ktile.bench import sections
+
+    def body(rows: list) -> None:
+        bench = sections.load("paged_decode.py")
+        print("\n== paged decode (paged_decode.py) ==", flush=True)
+        for spec in bench.cases(args.quick):
+            start = time.time()
+            row = bench.run_case(torch, spec, args.check_only)
+            row["wall_s"] = round(time.time() - start, 1)
+            rows.append(row)
+            print(bench.show(row), f"[{row['route']['kernel']} {row['wall_s']} s]", flush=True)
+            torch.cuda.empty_cache()
+    return body
+
+
+def paged_correct(row) -> bool:
+    return bool(row["ktile"]["correct"]) and row.get("triton", {"correct": True})["correct"]
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    chosen = selected(args)
     import torch
     if not torch.cuda.is_available():
         print("benchmarks/attention.py needs a CUDA GPU", file=sys.stderr)
         return 2
-    rows, wrong = [], False
-    for case in cases(args.quick):
-        start = time.time()
-        row = run_case(torch, case, args.check_only, args.constants)
-        row["wall_s"] = round(time.time() - start, 1)
-        rows.append(row)
-        wrong |= not row.get("correct", False)
-        label = (f"B{case['batch']} {case['heads']}/{case['kv_heads']} n {case['n']} "
-                 f"d {case['d']} {'causal' if case['causal'] else 'full  '}")
-        if "error" in row:
-            print(f"{label}: ERROR {row['error']}", flush=True)
-        elif "ktile" in row:
-            print(f"{label}: ktile {row['ktile']['ms'] * 1e3:8.1f} us "
-                  f"({row['ktile_tflops']:5.1f} TFLOP/s; kernel alone "
-                  f"{row['ktile_kernel_tflops']:5.1f}), SDPA {row['sdpa']['ms'] * 1e3:8.1f} us "
-                  f"({row['sdpa_tflops']:5.1f}): {row['speedup_vs_sdpa']:.2f}x; "
-                  f"max err {row['max_error']:.4f}", flush=True)
-            for spec in args.constants:
-                timed = row.get(f"constants:{spec}")
-                if timed is not None:
-                    shown = (f"{timed['ms'] * 1e3:8.1f} us ({timed['tflops']:5.1f} TFLOP/s)"
-                             if "ms" in timed else timed.get("error", "WRONG"))
-                    print(f"    kernel at {spec}: {shown}", flush=True)
-        else:
-            print(f"{label}: max err {row['max_error']:.4f} (tolerance "
-                  f"{row['tolerance']:.4f}) {'ok' if row['correct'] else 'WRONG'}", flush=True)
+    from ktile.bench import sections
+    bodies = {"prefill": (prefill(torch, args), lambda row: row.get("correct", False)),
+              "paged": (paged(torch, args), paged_correct)}
+    done = {name: sections.run(name, *bodies[name]) for name in chosen}
+    if len(done) > 1 or "error" in done.get("prefill", {}):
+        sections.print_summary(done)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                  "host": platform.node(), "rows": rows}
+                  "host": platform.node(), "rows": done.get("prefill", {"rows": []})["rows"],
+                  **({"paged": done["paged"]} if "paged" in done else {}),
+                  "sections": sections.summary(done)}
         with open(os.path.join(args.out, "attention.json"), "w") as f:
             json.dump(result, f, indent=1)
-    return 1 if wrong else 0
+    return 0 if all(s["correct"] for s in done.values()) else 1
 
 
 if __name__ == "__main__":

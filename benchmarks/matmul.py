@@ -1,6 +1,9 @@
 """Time `ktile.ops.matmul` against torch.matmul (cuBLAS) on a CUDA GPU, in one process.
 
     python3 benchmarks/matmul.py --quick --out /tmp/mm    # a subset (~1-2 min with the builds)
+    python3 benchmarks/matmul.py --all-sections --quick --out DIR   # issue #11 in one run:
+                                  # bf16 (decode GEMV and prefill), fp8, W4A16, MoE (~8-12 min)
+    python3 benchmarks/matmul.py --fp8 --moe --quick --out DIR      # some sections only
     python3 benchmarks/matmul.py --out DIR                # the full sweep
     python3 benchmarks/matmul.py --check-only --quick     # correctness only, no timing
     python3 benchmarks/matmul.py --quick --decode-only --route skinny_nt \
@@ -25,7 +28,18 @@ prefill shapes TFLOP/s. Writes DIR/matmul.json and DIR/matmul.png (where matplot
 routing table (ktile/ops/matmul/config.py): the first route of that kernel for the device's
 target that fits M (else its first route), its constants overridden where given; the row's
 entries are `route:<spec>` and `route:<spec>_graph`, each checked before it is timed.
-Exit code 1 when a ktile result was wrong, 2 without a CUDA GPU.
+
+Sections (issue #11 in one run): `--dense` is the sweep above (nn.Linear's product, decode
+GEMV and prefill shapes), what runs when no section is named; `--fp8` (ktile.ops.scaled_mm vs
+torch._scaled_mm: benchmarks/matmul_fp8.py), `--awq` (W4A16 awq_gemm vs Triton and torch:
+benchmarks/awq.py), `--moe` (fused_moe vs the per-expert cuBLAS loop: benchmarks/moe.py) call
+those scripts' run() with their own defaults and this run's --quick, --check-only, --repeats
+(and --dtype for awq); `--all-sections` runs all four. Each section's rows go under its own
+key of matmul.json ("results": dense, "fp8", "awq", "moe"; "sections": each one's status and
+wall time) and its table is printed after the dense one. A section that raises is reported
+(its error in the JSON and the summary, the traceback on stderr) and the others still run.
+--decode-only, --prefill-only and --route apply to the dense section only.
+Exit code 1 when a ktile result was wrong or a section failed, 2 without a CUDA GPU.
 """
 from __future__ import annotations
 
@@ -37,6 +51,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# section name -> its script in benchmarks/ (a run(args) -> rows and a print_table(rows))
+SECTIONS = {"fp8": "matmul_fp8.py", "awq": "awq.py", "moe": "moe.py"}
 
 NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288), (12288, 4096))
 DECODE_M = (1, 2, 4, 8, 16, 32)
@@ -269,36 +286,108 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--route", action="append", default=[], metavar="KERNEL[:NAME=VALUE,...]",
                    help="also time matmul pinned to this route (repeatable): gemv_nt, "
                         "skinny_nt, gemv_nt:MB=4,UNROLL=1, skinny_wgmma_nt:BN=64,STAGES=4")
+    p.add_argument("--dense", action="store_true",
+                   help="the bf16/fp16 nn.Linear sweep (what runs when no section is named)")
+    p.add_argument("--fp8", action="store_true", help="the fp8 section: benchmarks/matmul_fp8.py")
+    p.add_argument("--awq", action="store_true", help="the W4A16 section: benchmarks/awq.py")
+    p.add_argument("--moe", action="store_true", help="the MoE section: benchmarks/moe.py")
+    p.add_argument("--all-sections", action="store_true",
+                   help="every section: dense, fp8, awq, moe (issue #11 in one run)")
     return p
+
+
+def selected(args) -> list[str]:
+    """The sections `args` asks for, in run order; the dense sweep where none is named. The
+    dense section's options without it are refused before anything runs."""
+    names = ["dense", *SECTIONS]
+    chosen = names if args.all_sections else [n for n in names if getattr(args, n)]
+    chosen = chosen or ["dense"]
+    if "dense" not in chosen:
+        given = [flag for flag, on in (("--decode-only", args.decode_only),
+                                       ("--prefill-only", args.prefill_only),
+                                       ("--route", args.route)) if on]
+        if given:
+            raise SystemExit(f"benchmarks/matmul.py: {', '.join(given)}: options of the dense "
+                             f"section, which this run leaves out: add --dense (or "
+                             f"--all-sections) or drop them")
+    return chosen
+
+
+def section_args(module, args) -> argparse.Namespace:
+    """The section's own options at their defaults, with this run's --quick, --check-only,
+    --repeats and (where the section has one) --dtype."""
+    own = module.parser().parse_args(["--quick"] if args.quick else [])
+    own.check_only, own.repeats = args.check_only, args.repeats
+    if hasattr(own, "dtype"):
+        own.dtype = args.dtype
+    return own
+
+
+def section_body(name: str, args):
+    """What ktile.bench.sections.run calls for section `name` (not dense): the script's
+    run() and its table."""
+    from ktile.bench import sections
+
+    def body(rows: list) -> None:
+        module = sections.load(SECTIONS[name])
+        print(f"\n== {name} ({SECTIONS[name]}) ==", flush=True)
+        rows.extend(module.run(section_args(module, args)))
+        print()
+        module.print_table(rows)
+    return body
+
+
+def row_correct(row: dict) -> bool:
+    """Every section's rows say "correct"; fp8's also "fast_correct" (the fast accumulation)."""
+    return bool(row.get("correct", False)) and row.get("fast_correct", True) is not False
 
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    chosen = selected(args)
     import torch
     if not torch.cuda.is_available():
         print("benchmarks/matmul.py: needs a CUDA GPU (torch.cuda.is_available() is False)")
         return 2
-    from ktile.bench.timing import copy_gbps
-    copy = copy_gbps()
-    print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s (read + write)")
-    rows = []
-    for kind, m, n, k in shapes(args.quick):
-        if (args.decode_only and kind != "decode") or (args.prefill_only and kind != "prefill"):
-            continue
-        rows.append(measure(kind, m, n, k, args, copy))
-        print_table(rows[-1:])
-    print()
-    print_table(rows)
+    from ktile.bench import sections
+    copy = None
+    if "dense" in chosen:
+        from ktile.bench.timing import copy_gbps
+        copy = copy_gbps()
+        print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s (read + write)")
+    else:
+        print(f"{torch.cuda.get_device_name()}: sections {', '.join(chosen)}")
+
+    def dense(rows: list) -> None:
+        for kind, m, n, k in shapes(args.quick):
+            if (args.decode_only and kind != "decode") or \
+                    (args.prefill_only and kind != "prefill"):
+                continue
+            rows.append(measure(kind, m, n, k, args, copy))
+            print_table(rows[-1:])
+        print()
+        print_table(rows)
+
+    done = {}
+    for name in chosen:
+        body = dense if name == "dense" else section_body(name, args)
+        done[name] = sections.run(name, body, row_correct)
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+    if len(done) > 1 or "error" in done.get("dense", {}):
+        sections.print_summary(done)
+    rows = done.get("dense", {"rows": []})["rows"]
     result = {"device": torch.cuda.get_device_name(), "copy_gbps": copy,
               "torch": torch.__version__, "host": platform.node(), "args": vars(args),
-              "results": rows}
+              "results": rows, **{name: done[name] for name in done if name != "dense"},
+              "sections": sections.summary(done)}
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "matmul.json"), "w") as f:
             json.dump(result, f, indent=1)
-        drawn = plot(rows, os.path.join(args.out, "matmul.png"))
+        drawn = plot(rows, os.path.join(args.out, "matmul.png")) if rows else False
         print(f"wrote {args.out}/matmul.json{' and matmul.png' if drawn else ''}")
-    return 0 if all(r["correct"] for r in rows) else 1
+    return 0 if all(s["correct"] for s in done.values()) else 1
 
 
 if __name__ == "__main__":
