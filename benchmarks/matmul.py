@@ -339,7 +339,7 @@ def section_body(name: str, args):
 
 def row_correct(row: dict) -> bool:
     """Every section's rows say "correct"; fp8's also "fast_correct" (the fast accumulation)."""
-    return bool(row.get("correct", False)) and row.get("fast_correct", True) is not False
+    return bool(row.get("correct", False) and row.get("fast_correct", True))
 
 
 def main(argv: list[str]) -> int:
