@@ -42,6 +42,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from ktile.bench.timing import graphed, timed  # noqa: E402
+
 NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288))
 DECODE_M = (1, 2, 4, 8, 16, 32)
 PREFILL_M = (512, 2048, 4096)
@@ -115,27 +117,8 @@ def check(x, w32, got, dtype: str, rounded_weights: bool) -> tuple[float, float]
     return float((got.float() - want).abs().max()), tol
 
 
-def graphed(fn):
-    """A CUDA graph of `fn()` (after one eager call), replayed by the returned function."""
-    import torch
-    fn()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
 
 
-def timed(fn, repeats: int) -> dict:
-    from ktile.bench.timing import time_call
-    try:
-        return time_call(fn, repeats=repeats).as_dict()
-    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
-        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
 
 
 def contenders(kind: str, x, qweight, scales, qzeros) -> dict:

@@ -52,6 +52,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from ktile.bench.timing import graphed, timed  # noqa: E402
+
 # section name -> its script in benchmarks/ (a run(args) -> rows and a print_table(rows))
 SECTIONS = {"fp8": "matmul_fp8.py", "awq": "awq.py", "moe": "moe.py"}
 
@@ -96,19 +98,6 @@ def check(a, w, bias, got, out_name: str) -> tuple[float, float]:
     return float((got.float() - want).abs().max()), tol
 
 
-def graphed(fn):
-    """A CUDA graph of `fn()` (after one eager call), replayed by the returned function."""
-    import torch
-    fn()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
 
 
 def pinned_route(spec: str, m: int, n: int):
@@ -153,13 +142,6 @@ def time_route(spec: str, m: int, n: int, a, w, bias, args) -> dict:
         return {**out, **timed(fn, args.repeats), "graph": graph}
 
 
-def timed(fn, repeats: int, clean: bool = False) -> dict:
-    from ktile.bench.timing import time_call
-    try:
-        t = time_call(fn, repeats=repeats, clean=clean)
-    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
-        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
-    return t.as_dict()
 
 
 def measure(kind: str, m: int, n: int, k: int, args, copy: float) -> dict:

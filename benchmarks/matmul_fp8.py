@@ -37,6 +37,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from ktile.bench.timing import graphed, timed  # noqa: E402
+
 NK = ((6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288))
 PREFILL_M = (512, 2048, 4096, 8192)
 SQUARES = (4096, 8192)
@@ -112,27 +114,8 @@ def parse_constants(spec: str) -> dict:
     return {k: bool(v) if k in BOOL_CONSTANTS else v for k, v in constants.items()}
 
 
-def graphed(fn):
-    """A CUDA graph of `fn()` (after eager calls on a side stream), replayed by the result."""
-    import torch
-    fn()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
 
 
-def timed(fn, repeats: int) -> dict:
-    from ktile.bench.timing import time_call
-    try:
-        return time_call(fn, repeats=repeats).as_dict()
-    except Exception as err:   # noqa: BLE001 - a failed alternative is reported, not fatal
-        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
 
 
 def time_both(row: dict, name: str, fn, repeats: int) -> None:

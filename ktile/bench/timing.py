@@ -108,3 +108,28 @@ def copy_gbps(nbytes: int = 1 << 30) -> float:
 
 def gbps(nbytes: int, ms: float) -> float:
     return nbytes / ms / 1e6
+
+
+def graphed(fn):
+    """A CUDA graph of `fn()` (after eager calls on a side stream), replayed by the returned
+    function: what a benchmark times as a call's graph replay."""
+    import torch
+    fn()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def timed(fn, repeats: int = REPEATS, clean: bool = False) -> dict:
+    """`time_call(fn)` as a dict, or {"error": ...} when the call (or its graph capture) fails:
+    a failing alternative is reported in the benchmark's row, not fatal to the run."""
+    try:
+        return time_call(fn, repeats=repeats, clean=clean).as_dict()
+    except Exception as err:   # noqa: BLE001 - reported, not fatal
+        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}

@@ -15,11 +15,11 @@ _SPEC.loader.exec_module(bench)
 
 
 def test_a_spec_overrides_the_routed_constants_where_they_apply():
-    prefill = bench.pinned_route("BN=256,STAGES=4", 512, 4096)
-    assert prefill.kernel == "wgmma_ws_nn"
-    assert prefill.constants == {"BN": 256, "STAGES": 4, "GROUP_M": 8}
+    prefill = bench.pinned_route("KB=16", 512, 4096)     # the dequantiser (wgmma_ws_nn unrouted)
+    assert prefill.kernel == "awq_dequant"
+    assert prefill.constants == {"R": 16, "KB": 16, "WARPS": 4}
     assert prefill.min_rows is None and prefill.max_rows is None     # pinned at any M
-    assert bench.pinned_route("BN=256,STAGES=4", 8, 4096) is None    # the GEMV has no BN
+    assert bench.pinned_route("BN=256,STAGES=4", 512, 4096) is None  # no shipped route has BN
     decode = bench.pinned_route("UNROLL=1", 8, 4096)
     assert decode.kernel == "awq_gemv" and decode.constants["UNROLL"] == 1
     assert decode.constants["MB"] == 4                               # M 8's route otherwise
