@@ -4,6 +4,10 @@
                       "num_heads": 32, "head_dim": 128, "max_tokens": 8192}, target="sm_90a")
     ktile.ops.warmup({"rms_norm": [(1, 4096), (512, 4096)]})       # op function -> shapes
 
+A model config may add num_kv_heads, max_context (paged decode), MoE sizes (num_experts,
+num_experts_per_tok, moe_intermediate_size) and a quantization_config (fp8, AWQ):
+`model_shapes` says which calls each brings.
+
 Each op call is made as on a `target` GPU, on CPU tensors made by torch.empty (never
 initialised), inside `runtime.builds.building(target)`: the op routes as it would on the GPU
 (its measured table included), and each kernel call it makes checks its requirements and
@@ -14,8 +18,9 @@ those shapes compiles nothing (tests/tier1/test_warmup_build.py counts with
 Loading the code objects onto a GPU is the first real call's work (it compiles nothing).
 
 A shape that the op's measured table sends to an alternative (docs/tuning.md: a Triton kernel,
-compiled by Triton's JIT at its first call) is called once more, for real (on CALLS' uninitialised inputs), on the
-current CUDA device when it is the warmed target, with alternative routes on: that call is
+compiled by Triton's JIT at its first call) is called once more, for real (on CALLS'
+uninitialised inputs), on the current CUDA device when it is the warmed target, with
+alternative routes on: that call is
 where Triton compiles, so none is left for the first call after warm-up (or a CUDA-graph
 capture). Elsewhere (no such device, another target) nothing of the alternatives runs.
 
@@ -29,37 +34,102 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from .warmup_calls import CALLS, OpCall  # noqa: F401 - OpCall: part of this module's API
+from .warmup_calls_layers import AWQ_GROUP, HEAD_DIMS, PAGE
 
 MODEL_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_heads", "head_dim",
               "max_tokens")
 
 
-OPTIONAL_KEYS = {"num_kv_heads": "num_heads"}     # a key left out takes the other's value
+OPTIONAL_KEYS = {"num_kv_heads": "num_heads",    # a key left out takes the other's value
+                 "max_context": "max_tokens"}      # paged decode's longest context
+MOE_KEYS = {"num_experts": ("num_experts", "num_local_experts"),     # Qwen's, Mixtral's name
+            "top_k": ("num_experts_per_tok",),
+            "moe_intermediate_size": ("moe_intermediate_size", "intermediate_size")}
 
 
-def model_shapes(config: dict) -> dict[str, list[tuple[int, ...]]]:
+def model_shapes(config: dict, target: str | None = None) -> dict[str, list[tuple[int, ...]]]:
     """The op calls of a decoder model's forward pass, by call name (CALLS), at every row count
     whose route may differ (1, max_tokens, and each side of every row bound of the op's
     table), for a config {hidden_size, intermediate_size, vocab_size, num_heads, head_dim,
     max_tokens} and optionally num_kv_heads (default num_heads): embedding; rms_norm and
     fused_add_rms_norm; the q/k/v, o, gate/up, down and lm-head projections (linear, M x N x
     K); rotary_embedding with a float32 cos/sin cache and one in the query's dtype (vLLM's);
-    kv_cache_write; silu_and_mul; add; softmax over the vocabulary."""
+    kv_cache_write; silu_and_mul; add; softmax over the vocabulary; at head_dim 64 or 128,
+    causal prefill attention (L x head_dim) and paged decode (seqs x context, up to
+    max_context tokens, default max_tokens). MoE (num_experts or num_local_experts,
+    num_experts_per_tok, moe_intermediate_size or intermediate_size): the router's linear and
+    fused_moe instead of the dense MLP. quantization_config (vLLM's / transformers'): "fp8"
+    (per tensor; activation_scheme "dynamic" or "static") takes the projections but the lm
+    head to scaled_mm after scaled_fp8_quant; "awq" (bits 4, group_size 128) to awq_gemm.
+    With `target`, calls whose op does not route there are left out (the model takes torch's
+    op there)."""
     sizes = _model_sizes(config)
     hidden, inter, vocab = sizes["hidden_size"], sizes["intermediate_size"], sizes["vocab_size"]
-    head = sizes["head_dim"]
+    head, tokens = sizes["head_dim"], sizes["max_tokens"]
     q_cols, kv_cols = sizes["num_heads"] * head, sizes["num_kv_heads"] * head
+    moe = "num_experts" in sizes
+    projections = [(q_cols + 2 * kv_cols, hidden), (hidden, q_cols)]
+    if moe:
+        projections.append((sizes["num_experts"], hidden))             # the router
+    else:
+        projections += [(2 * inter, hidden), (hidden, inter)]
     widths = {"embedding": [hidden], "rms_norm": [hidden], "fused_add_rms_norm": [hidden],
               "add": [hidden], "rotary_embedding": [q_cols],
               "rotary_embedding_own_cache": [q_cols], "kv_cache_write": [kv_cols],
-              "silu_and_mul": [inter], "softmax": [vocab],
-              "linear": [(q_cols + 2 * kv_cols, hidden), (hidden, q_cols), (2 * inter, hidden),
-                         (hidden, inter), (vocab, hidden)]}
+              "softmax": [vocab], "linear": [(vocab, hidden)]}       # the lm head
+    for name, shapes in _projection_widths(config.get("quantization_config"),
+                                           projections).items():
+        widths[name] = widths.get(name, []) + shapes
+    if not moe:
+        widths["silu_and_mul"] = [inter]
     found = {}
     for name, shapes in widths.items():
-        rows = _row_counts(CALLS[name].op, sizes["max_tokens"])
+        rows = _row_counts(CALLS[name].op, tokens)
         found[name] = [(r, *s) if isinstance(s, tuple) else (r, s) for s in shapes for r in rows]
+    if head in HEAD_DIMS:
+        found["scaled_dot_product_attention_causal"] = [
+            (r, head) for r in _row_counts("scaled_dot_product_attention", tokens)]
+        found["paged_attention_decode"] = [
+            (seqs, context)
+            for seqs in _row_counts("paged_attention_decode", tokens, sizes["num_kv_heads"])
+            for context in _col_counts("paged_attention_decode", sizes["max_context"], PAGE)]
+    if moe and not config.get("quantization_config"):    # fused_moe's experts: unquantised
+        found["fused_moe"] = [(r, hidden) for r in
+                              _row_counts("moe_grouped_gemm", tokens, sizes["top_k"])]
+    if target is not None:
+        found = {name: shapes for name, shapes in found.items() if CALLS[name].routes_on(target)}
     return found
+
+
+def _projection_widths(quant, projections: list) -> dict:
+    """The calls of the projections but the lm head (N, K each), by the quantisation config."""
+    if not quant:
+        return {"linear": projections}
+    method = quant.get("quant_method") if isinstance(quant, dict) else None
+    if method == "fp8":
+        if quant.get("weight_block_size"):
+            raise InputError("warmup: quantization_config has weight_block_size "
+                             f"{quant['weight_block_size']}; ktile's scaled_mm takes per-tensor "
+                             "or per-token / per-channel scales, not blocks",
+                             hint="warm up with a shapes dict, leaving the block-scaled GEMMs "
+                                  "to torch")
+        scheme = quant.get("activation_scheme", "dynamic")
+        if scheme not in ("dynamic", "static"):
+            raise InputError(f"warmup: quantization_config's activation_scheme is {scheme!r}",
+                             hint="pass 'dynamic' or 'static' (vLLM's fp8 config)")
+        quantise = "scaled_fp8_quant" if scheme == "dynamic" else "scaled_fp8_quant_static"
+        return {"scaled_mm": projections, quantise: sorted({k for _, k in projections})}
+    if method == "awq":
+        bits, group = quant.get("bits", quant.get("w_bit")), \
+            quant.get("group_size", quant.get("q_group_size"))
+        if bits != 4 or group != AWQ_GROUP:
+            raise InputError(f"warmup: quantization_config is AWQ with bits {bits!r} and "
+                             f"group_size {group!r}; ktile's awq_gemm takes bits 4, group_size "
+                             f"{AWQ_GROUP}", hint="warm up with a shapes dict, leaving these "
+                                                  "projections to torch")
+        return {"awq_gemm": projections}
+    raise InputError(f"warmup: quantization_config's quant_method is {method!r}",
+                     hint="pass 'fp8' or 'awq', or leave quantization_config out")
 
 
 def _model_sizes(config: dict) -> dict:
@@ -70,21 +140,40 @@ def _model_sizes(config: dict) -> dict:
                               f"function -> [(rows, cols), ...]")
     sizes = {**{k: config.get(k, config.get(v)) for k, v in OPTIONAL_KEYS.items()},
              **{k: config[k] for k in MODEL_KEYS}}
+    if any(config.get(name) for name in MOE_KEYS["num_experts"]):
+        sizes.update({key: next((config[n] for n in names if config.get(n) is not None), None)
+                      for key, names in MOE_KEYS.items()})
     for key, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"warmup: model config '{key}' is {value!r}; it must be a "
-                             f"positive int", hint=f"pass the model's {key}")
+                             f"positive int", hint=f"pass the model's {key}"
+                             + (" (num_experts_per_tok)" if key == "top_k" else ""))
     return sizes
 
 
-def _row_counts(op_name: str, max_tokens: int) -> list[int]:
-    """1, max_tokens, and each side of each row bound of the op's routes below max_tokens."""
-    rows = {1, max_tokens}
+def _row_counts(op_name: str, max_rows: int, per_row: int = 1) -> list[int]:
+    """1, max_rows, and each side of each row bound of the op's routes below max_rows: rows
+    of the call, each `per_row` of the table's rows (a sequence's kv heads, a token's top-k
+    slots)."""
+    rows = {1, max_rows}
     for route in _op(op_name).table.routes:
-        bound = route.max_rows
-        if bound is not None and bound < max_tokens:
-            rows |= {bound, bound + 1}
-    return sorted(rows)
+        if route.max_rows is not None:
+            rows |= {route.max_rows // per_row, route.max_rows // per_row + 1}
+        if route.min_rows is not None:
+            rows |= {-(-route.min_rows // per_row) - 1, -(-route.min_rows // per_row)}
+    return sorted(r for r in rows if 1 <= r <= max_rows)
+
+
+def _col_counts(op_name: str, max_cols: int, step: int) -> list[int]:
+    """step, max_cols rounded up to `step`, and each side of each column bound of the op's
+    routes below it (multiples of `step`: paged decode's pages)."""
+    top = -(-max_cols // step) * step
+    cols = {step, top}
+    for route in _op(op_name).table.routes:
+        if route.max_cols is not None:
+            edge = route.max_cols // step * step
+            cols |= {edge, edge + step}
+    return sorted(c for c in cols if step <= c <= top)
 
 
 def _op(name: str):
@@ -109,9 +198,9 @@ def warmup(shapes_or_model_config: dict, *, target: str | None = None,
     the current CUDA device's) for each of `dtypes` (ktile names)."""
     from .. import targets
     from ..runtime.builds import build_count, build_traces, building
-    shapes = _shapes(shapes_or_model_config)
     target = _target(target)
     targets.get(target)
+    shapes = _shapes(shapes_or_model_config, target)
     sizes = _model_sizes(shapes_or_model_config) if _is_model(shapes_or_model_config) else {}
     before, calls, traces = build_count(), 0, []
     with building(target, compile=False, collect=traces):
@@ -166,21 +255,21 @@ def call_op(name: str, rows: int, cols: int, dtype, sizes: dict | None = None,
     call = CALLS[name]
     sizes = {**(sizes or {}), **({"inner": inner} if inner is not None else {})}
     args = call.make(rows, cols, dtype, sizes, device)
-    return getattr(ops, call.function)(*args)
+    return getattr(ops, call.function)(*args, **(call.keywords(sizes) if call.keywords else {}))
 
 
 def _is_model(given: dict) -> bool:
     return any(k in given for k in MODEL_KEYS)
 
 
-def _shapes(given) -> dict[str, list[tuple[int, ...]]]:
+def _shapes(given, target: str | None = None) -> dict[str, list[tuple[int, ...]]]:
     if not isinstance(given, dict):
         raise InputError(f"warmup: expected a model config dict or a dict of op function -> "
                          f"[(rows, cols), ...], got {type(given).__name__}",
                          hint=f"pass {{'rms_norm': [(1, 4096)]}} or a config with "
                               f"{', '.join(MODEL_KEYS)}")
     if _is_model(given):
-        return model_shapes(given)
+        return model_shapes(given, target)
     for name, problems in given.items():
         if name not in CALLS:
             raise InputError(f"warmup: no warm-up call named {name!r}",

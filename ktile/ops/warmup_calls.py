@@ -11,18 +11,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .warmup_calls_layers import CALLS as LAYER_CALLS
+
 
 @dataclass(frozen=True)
 class OpCall:
     """How to call `ktile.ops.<function>` (of op `op`) at `rows` x `cols`: `make(rows, cols,
     dtype, sizes, device)` returns the positional arguments (tensors of torch `dtype`);
     `sizes` holds the model's other sizes (vocab_size, head_dim, ...) and `inner` (K of a
-    matmul). `name` is the call's key in CALLS: the function's, or `<function>_<form>`."""
+    matmul). `name` is the call's key in CALLS: the function's, or `<function>_<form>`.
+    `keywords(sizes)` gives the keyword arguments (None: none); `targets` the targets where
+    the op routes this form (None: every target; model_shapes leaves the call out elsewhere,
+    and a call there raises the op's InputError)."""
     name: str
     function: str
     op: str
     make: Callable[..., tuple]
     inner: bool = False             # its problems are (rows, cols, inner)
+    keywords: Callable[[dict], dict] | None = None
+    targets: tuple[str, ...] | None = None
+
+    def routes_on(self, target: str) -> bool:
+        return self.targets is None or target in self.targets
 
 
 def _empty(shape, dtype, device):
@@ -182,4 +192,5 @@ CALLS = {call.name: call for call in (
     OpCall("dequantize_fp8", "dequantize", "dequantize", _dequant("float8_e4m3fn", True)),
     OpCall("dequantize_fp8_per_tensor", "dequantize", "dequantize",
            _dequant("float8_e4m3fn", False)),
+    *(OpCall(**vars(call)) for call in LAYER_CALLS),
 )}

@@ -25,7 +25,13 @@ pytestmark = pytest.mark.tier1
 
 MODEL = {"hidden_size": 256, "intermediate_size": 512, "vocab_size": 1000, "num_heads": 4,
          "num_kv_heads": 2, "head_dim": 64, "max_tokens": 16}
-EVERY = {name: [(4, 128, 64) if call.inner else (4, 128)] for name, call in warm.CALLS.items()}
+SHAPE = {"awq_dequantize": (128, 128)}      # (K, N): K a multiple of AWQ's group, 128
+EVERY = {name: [SHAPE.get(name, (4, 128, 128) if call.inner else (4, 128))]
+         for name, call in warm.CALLS.items()}
+MOE = dict(MODEL, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=128)
+FP8 = dict(MODEL, quantization_config={"quant_method": "fp8", "activation_scheme": "dynamic"})
+AWQ = dict(MODEL, max_tokens=40,          # past awq_gemm's decode rows (32): its prefill too
+           quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128})
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +65,7 @@ def warmed_and_again(monkeypatch, given: dict, target: str, sizes: dict) -> tupl
     monkeypatch.setattr(builds, "build_traces", lambda traces, workers=None: warmed.extend(traces))
     report = warm.warmup(given, target=target)
     assert report.compiles == 0
-    shapes = warm.model_shapes(given) if "max_tokens" in given else given
+    shapes = warm.model_shapes(given, target) if "max_tokens" in given else given
     again: list = []
     with building(target, compile=False, collect=again):
         for name, problems in shapes.items():
@@ -74,32 +80,54 @@ def test_the_model_warms_up_every_code_object_its_calls_load(monkeypatch):
     assert again and all(t.source() in sources for t in again)
     names = {t.name for t in again}
     # decode M 2..64 takes skinny_wgmma_nt since the eighth session (skinny_nt is pinnable only)
-    assert {"matmul_gemv_nt", "matmul_skinny_wgmma_nt", "kv_scatter",
-            "embedding_flat_rows", "rope_neox_flat"} <= names
+    assert {"matmul_gemv_nt", "matmul_skinny_wgmma_nt", "kv_scatter", "embedding_flat_rows",
+            "rope_neox_flat", "attention_ws", "paged_decode_ring",
+            "paged_decode_combine"} <= names
+
+
+@pytest.mark.parametrize("config, kernels", [
+    (MOE, {"moe_gemm_nt", "act_and_mul_tokens_bf16"}),
+    (FP8, {"scaled_mm_fp8_ws_nt", "quant_fp8_per_tensor"}),
+    (AWQ, {"awq_gemv_partials", "awq_dequant_rows"})], ids=["moe", "fp8", "awq"])
+def test_moe_and_quantised_models_warm_up_what_they_load(monkeypatch, config, kernels):
+    """A MoE model's experts (fused_moe, its row counts split at the grouped GEMM's slot
+    bound over top-k) and an fp8 or AWQ model's projections."""
+    warmed, again = warmed_and_again(monkeypatch, config, "sm_90a", warm._model_sizes(config))
+    sources = {t.source() for t in warmed}
+    assert again and all(t.source() in sources for t in again)
+    assert kernels <= {t.name for t in again}
+    shapes = warm.model_shapes(dict(config, max_tokens=600))
+    if config is MOE:
+        slots = [r.max_rows for r in warm._op("moe_grouped_gemm").table.routes if r.max_rows]
+        assert {(s // 2, 256) for s in slots} <= set(shapes["fused_moe"])
+        assert "silu_and_mul" not in shapes and (8, 256) in {s[1:] for s in shapes["linear"]}
+    else:
+        assert {s[1:] for s in shapes["linear"]} == {(MODEL["vocab_size"], 256)}   # lm head
 
 
 @pytest.mark.parametrize("target", ["sm_90a", "gfx950"])
 def test_every_call_warms_up_every_code_object_it_loads(monkeypatch, target):
-    """Every call of CALLS (45 cold compiles would take minutes here: the compile step is
-    recorded, not run; the test above runs it)."""
-    warmed, again = warmed_and_again(monkeypatch, EVERY, target, {})
+    """Every call of CALLS that routes on the target (45 cold compiles would take minutes
+    here: the compile step is recorded, not run; the test above runs it)."""
+    given = {name: shapes for name, shapes in EVERY.items() if warm.CALLS[name].routes_on(target)}
+    warmed, again = warmed_and_again(monkeypatch, given, target, {})
     sources = {t.source() for t in warmed}
     assert again and all(t.source() in sources for t in again)
-    assert len({t.source() for t in again}) >= len({c.op for c in warm.CALLS.values()})
+    assert len({t.source() for t in again}) >= len({warm.CALLS[n].op for n in given})
+
+
+def test_model_shapes_leave_out_ops_without_routes_on_the_target():
+    """gfx950 has no paged decode route (its MFMA's K is 32): the call is left out there and
+    kept where it routes; a call the target refuses raises the op's InputError."""
+    from ktile.errors import InputError
+    assert "paged_attention_decode" not in warm.model_shapes(MODEL, "gfx950")
+    assert "paged_attention_decode" in warm.model_shapes(MODEL, "gfx1100")
+    with pytest.raises(InputError):
+        warm.warmup({"paged_attention_decode": [(1, 16)]}, target="gfx950")
 
 
 # public functions warm-up does not call yet, each with why (an entry here is a known gap)
-NO_CALL_YET = {"scaled_dot_product_attention": "sm_90a only, new in the seventh session; "
-                                               "warm-up has no attention shapes yet",
-               **dict.fromkeys(("moe_align_block_size", "moe_grouped_gemm", "fused_moe"),
-                               "MoE (issue #11), new: warm-up reads no expert count yet"),
-               "paged_attention_decode": "paged decode (issue #12), new: warm-up reads no "
-                                         "block-table shape yet",
-               "scaled_mm": "fp8 GEMM (issue #11), new in the eighth session: warm-up reads "
-                            "no quantisation config yet",
-               **dict.fromkeys(("awq_gemm", "awq_dequantize"),
-                               "W4A16 (issue #11), new in the eighth session: warm-up reads no "
-                               "AWQ config yet")}
+NO_CALL_YET: dict[str, str] = {}
 
 
 def test_every_public_op_function_has_a_call():
@@ -136,6 +164,15 @@ def test_bad_warmup_input_is_refused():
                           (dict(MODEL, num_kv_heads=0), {"target": "sm_90a"}),
                           ({"no_such_fn": [(1, 8)]}, {"target": "sm_90a"}),
                           ({"rms_norm": [(1, 8)]}, {"target": "sm_90a", "dtypes": ("bf17",)}),
+                          (dict(MOE, num_experts_per_tok=None), {"target": "sm_90a"}),
+                          (dict(AWQ, quantization_config={"quant_method": "awq", "bits": 4,
+                                                          "group_size": 64}),
+                           {"target": "sm_90a"}),
+                          (dict(FP8, quantization_config={"quant_method": "fp8",
+                                                          "weight_block_size": [128, 128]}),
+                           {"target": "sm_90a"}),
+                          (dict(FP8, quantization_config={"quant_method": "gptq"}),
+                           {"target": "sm_90a"}),
                           ([(1, 8)], {"target": "sm_90a"})]:
         with pytest.raises(InputError):
             warm.warmup(given, **kwargs)
