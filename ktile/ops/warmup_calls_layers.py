@@ -12,9 +12,12 @@ Problems, as the ops route on them:
 - scaled_mm[_rowwise][_bias] and scaled_mm_fast: (M, N, K), e4m3 operands, the output in the
   warm-up dtype; awq_gemm: (M, N, K); awq_dequantize: (K, N).
 
-`sizes` (the model's, or {} for the tuner) give heads, kv heads, head_dim, experts, top-k and
-the expert width; each has a default. Index tensors are zeros or in range (page 0, experts
-taken in turn); values never matter: warm-up runs nothing."""
+`sizes` (the model's, or {} for the tuner and a shipped table's check) give heads, kv heads,
+head_dim, experts, top-k, the expert width and K (`inner`); each has a default, chosen so that
+with {} the call's (rows, cols) are the table's: one kv head (paged decode's rows are seqs x
+kv heads), top-1 (the grouped GEMM's are tokens x top-k), K a valid multiple (16 for fp8, 128
+for AWQ). Index tensors are zeros or in range (page 0, experts taken in turn); values never
+matter to warm-up, which runs nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ AWQ_GROUP = 128
 
 
 @dataclass(frozen=True)
-class LayerCall:
+class LayerCall:          # CALLS of warmup_calls.py holds each as an OpCall
     """As warmup_calls.OpCall, with keyword arguments (`keywords(sizes)`) and the targets
     where the op routes this form (None: every target)."""
     name: str
@@ -48,8 +51,9 @@ def _empty(shape, dtype, device):
 
 
 def _heads(sizes: dict) -> tuple[int, int]:
-    heads = sizes.get("num_heads", 8)
-    return heads, sizes.get("num_kv_heads", heads)
+    """(heads, kv heads): the model's (kv heads default heads), else 4 query heads on 1."""
+    heads = sizes.get("num_heads", 4)
+    return heads, sizes.get("num_kv_heads", heads if "num_heads" in sizes else 1)
 
 
 def _attention(rows, cols, dtype, sizes, device="cpu"):
@@ -71,7 +75,7 @@ def _paged(rows, cols, dtype, sizes, device="cpu"):
 
 
 def _moe_sizes(sizes: dict) -> tuple[int, int]:
-    return sizes.get("num_experts", 8), sizes.get("top_k", 2)
+    return sizes.get("num_experts", 8), sizes.get("top_k", 1)
 
 
 def _topk_ids(tokens: int, experts: int, top_k: int, device):
@@ -118,7 +122,7 @@ def _scaled_mm_of(rowwise: bool, bias: bool):
     [N] of the output dtype; out_dtype the warm-up dtype."""
     def make(rows, cols, dtype, sizes, device="cpu"):
         import torch
-        inner = sizes.get("inner") or cols
+        inner = sizes.get("inner") or -(-cols // 16) * 16
         fp8 = torch.float8_e4m3fn
         scales = ((rows, 1), (1, cols)) if rowwise else ((1,), (1,))
         return (_empty((rows, inner), fp8, device), _empty((cols, inner), fp8, device).t(),
@@ -138,7 +142,7 @@ def _awq_weights(k: int, n: int, dtype, device):
 
 
 def _awq_gemm(rows, cols, dtype, sizes, device="cpu"):
-    inner = sizes.get("inner") or cols
+    inner = sizes.get("inner") or -(-cols // AWQ_GROUP) * AWQ_GROUP
     return (_empty((rows, inner), dtype, device), *_awq_weights(inner, cols, dtype, device))
 
 
@@ -159,12 +163,12 @@ CALLS = (
               keywords=_fixed(is_causal=True, enable_gqa=True), targets=ATTENTION_TARGETS),
     LayerCall("paged_attention_decode", "paged_attention_decode", "paged_attention_decode",
               _paged, targets=PAGED_TARGETS),
-    LayerCall("moe_align_block_size", "moe_align_block_size", "moe_grouped_gemm", _align),
     *(LayerCall("moe_grouped_gemm" + ("_block32" if bm == 32 else "")
                 + ("_routed" if routed else ""), "moe_grouped_gemm", "moe_grouped_gemm",
                 _grouped_of(bm, routed), inner=True, keywords=_grouped_keywords(routed))
       for bm in (16, 32) for routed in (False, True)),
     LayerCall("fused_moe", "fused_moe", "moe_grouped_gemm", _fused_moe),
+    LayerCall("moe_align_block_size", "moe_align_block_size", "moe_grouped_gemm", _align),
     *(LayerCall("scaled_mm" + ("_rowwise" if rowwise else "") + ("_bias" if bias else ""),
                 "scaled_mm", "scaled_mm", _scaled_mm_of(rowwise, bias), inner=True,
                 targets=FP8_BIAS_TARGETS if bias else FP8_TARGETS)
