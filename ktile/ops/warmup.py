@@ -42,6 +42,7 @@ MODEL_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_heads", "he
 
 OPTIONAL_KEYS = {"num_kv_heads": "num_heads",    # a key left out takes the other's value
                  "max_context": "max_tokens"}      # paged decode's longest context
+FP8_QUANT = ("scaled_fp8_quant", "scaled_fp8_quant_static")     # dynamic, static activations
 MOE_KEYS = {"num_experts": ("num_experts", "num_local_experts"),     # Qwen's, Mixtral's name
             "top_k": ("num_experts_per_tok",),
             "moe_intermediate_size": ("moe_intermediate_size", "intermediate_size")}
@@ -96,8 +97,10 @@ def model_shapes(config: dict, target: str | None = None) -> dict[str, list[tupl
     if moe and not config.get("quantization_config"):    # fused_moe's experts: unquantised
         found["fused_moe"] = [(r, hidden) for r in
                               _row_counts("moe_grouped_gemm", tokens, sizes["top_k"])]
-    if target is not None:
-        found = {name: shapes for name, shapes in found.items() if CALLS[name].routes_on(target)}
+    if target is not None:       # an fp8 model's activation quantisation goes with scaled_mm
+        routes = {name: CALLS[name].routes_on(target) for name in found}
+        found = {name: shapes for name, shapes in found.items() if routes[name]
+                 and not (name in FP8_QUANT and not CALLS["scaled_mm"].routes_on(target))}
     return found
 
 
@@ -117,7 +120,7 @@ def _projection_widths(quant, projections: list) -> dict:
         if scheme not in ("dynamic", "static"):
             raise InputError(f"warmup: quantization_config's activation_scheme is {scheme!r}",
                              hint="pass 'dynamic' or 'static' (vLLM's fp8 config)")
-        quantise = "scaled_fp8_quant" if scheme == "dynamic" else "scaled_fp8_quant_static"
+        quantise = FP8_QUANT[scheme == "static"]
         return {"scaled_mm": projections, quantise: sorted({k for _, k in projections})}
     if method == "awq":
         bits, group = quant.get("bits", quant.get("w_bit")), \

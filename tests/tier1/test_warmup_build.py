@@ -117,11 +117,15 @@ def test_every_call_warms_up_every_code_object_it_loads(monkeypatch, target):
 
 
 def test_model_shapes_leave_out_ops_without_routes_on_the_target():
-    """gfx950 has no paged decode route (its MFMA's K is 32): the call is left out there and
-    kept where it routes; a call the target refuses raises the op's InputError."""
+    """gfx950 has no paged decode route (its MFMA's K is 32), gfx1100 no fp8: the calls are
+    left out there and kept where they route; a call the target refuses raises the op's
+    InputError."""
     from ktile.errors import InputError
     assert "paged_attention_decode" not in warm.model_shapes(MODEL, "gfx950")
     assert "paged_attention_decode" in warm.model_shapes(MODEL, "gfx1100")
+    fp8 = warm.model_shapes(FP8, "gfx1100")                  # no fp8 there: nor its quant
+    assert "scaled_mm" not in fp8 and "scaled_fp8_quant" not in fp8
+    assert {"scaled_mm", "scaled_fp8_quant"} <= set(warm.model_shapes(FP8, "gfx950"))
     with pytest.raises(InputError):
         warm.warmup({"paged_attention_decode": [(1, 16)]}, target="gfx950")
 
