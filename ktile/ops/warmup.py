@@ -61,7 +61,8 @@ def model_shapes(config: dict, target: str | None = None) -> dict[str, list[tupl
     num_experts_per_tok, moe_intermediate_size or intermediate_size): the router's linear and
     fused_moe instead of the dense MLP. quantization_config (vLLM's / transformers'): "fp8"
     (per tensor; activation_scheme "dynamic" or "static") takes the projections but the lm
-    head to scaled_mm after scaled_fp8_quant; "awq" (bits 4, group_size 128) to awq_gemm.
+    head and the router to scaled_mm after scaled_fp8_quant; "awq" (bits 4, group_size 128)
+    to awq_gemm; quantised experts are left out (fused_moe takes 16-bit ones).
     With `target`, calls whose op does not route there are left out (the model takes torch's
     op there)."""
     sizes = _model_sizes(config)
@@ -70,14 +71,13 @@ def model_shapes(config: dict, target: str | None = None) -> dict[str, list[tupl
     q_cols, kv_cols = sizes["num_heads"] * head, sizes["num_kv_heads"] * head
     moe = "num_experts" in sizes
     projections = [(q_cols + 2 * kv_cols, hidden), (hidden, q_cols)]
-    if moe:
-        projections.append((sizes["num_experts"], hidden))             # the router
-    else:
+    if not moe:
         projections += [(2 * inter, hidden), (hidden, inter)]
+    unquantised = [(vocab, hidden)] + ([(sizes["num_experts"], hidden)] if moe else [])
     widths = {"embedding": [hidden], "rms_norm": [hidden], "fused_add_rms_norm": [hidden],
               "add": [hidden], "rotary_embedding": [q_cols],
               "rotary_embedding_own_cache": [q_cols], "kv_cache_write": [kv_cols],
-              "softmax": [vocab], "linear": [(vocab, hidden)]}       # the lm head
+              "softmax": [vocab], "linear": unquantised}        # the lm head, the router
     for name, shapes in _projection_widths(config.get("quantization_config"),
                                            projections).items():
         widths[name] = widths.get(name, []) + shapes

@@ -101,8 +101,10 @@ def test_moe_and_quantised_models_warm_up_what_they_load(monkeypatch, config, ke
         slots = [r.max_rows for r in warm._op("moe_grouped_gemm").table.routes if r.max_rows]
         assert {(s // 2, 256) for s in slots} <= set(shapes["fused_moe"])
         assert "silu_and_mul" not in shapes and (8, 256) in {s[1:] for s in shapes["linear"]}
-    else:
-        assert {s[1:] for s in shapes["linear"]} == {(MODEL["vocab_size"], 256)}   # lm head
+    else:                                            # the lm head (and a MoE's router)
+        assert {s[1:] for s in shapes["linear"]} == {(MODEL["vocab_size"], 256)}
+        moe = warm.model_shapes(dict(MOE, quantization_config=config["quantization_config"]))
+        assert "fused_moe" not in moe and (8, 256) in {s[1:] for s in moe["linear"]}
 
 
 @pytest.mark.parametrize("target", ["sm_90a", "gfx950"])
