@@ -2,7 +2,8 @@
 call name -> `OpCall`. rows and cols are what the op's routing table reads (tokens and the row
 width; for matmul / linear M and N, with K as `inner`). A function with forms that build other
 kernels (a static or dynamic scale, an fp8 input, GPT-J rotation, a cos/sin cache in the
-query's dtype) has one call per form, named `<function>_<form>`.
+query's dtype) has one call per form, named `<function>_<form>`. The attention, MoE, fp8 GEMM
+and AWQ calls are in warmup_calls_layers.py.
 
 Arguments are CPU tensors made by torch.empty (never initialised) unless `device` says
 otherwise; indices, scales and caches are zeros (positions and slots inside their tables)."""

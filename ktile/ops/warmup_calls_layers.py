@@ -51,9 +51,11 @@ def _empty(shape, dtype, device):
 
 
 def _heads(sizes: dict) -> tuple[int, int]:
-    """(heads, kv heads): the model's (kv heads default heads), else 4 query heads on 1."""
-    heads = sizes.get("num_heads", 4)
-    return heads, sizes.get("num_kv_heads", heads if "num_heads" in sizes else 1)
+    """(heads, kv heads): the model's (kv heads default heads), else 4 query heads a kv head
+    (one kv head when neither is given)."""
+    kv_heads = sizes.get("num_kv_heads")
+    heads = sizes.get("num_heads", 4 * (kv_heads or 1))
+    return heads, kv_heads or (heads if "num_heads" in sizes else 1)
 
 
 def _attention(rows, cols, dtype, sizes, device="cpu"):
