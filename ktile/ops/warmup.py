@@ -195,16 +195,24 @@ class WarmupReport:
     hits: int               # builds the cache served
 
 
+SIZE_KEYS = ("num_heads", "num_kv_heads", "head_dim", "num_experts", "top_k",
+             "moe_intermediate_size", "vocab_size")
+
+
 def warmup(shapes_or_model_config: dict, *, target: str | None = None,
-           dtypes: tuple[str, ...] = ("bf16",)) -> WarmupReport:
+           dtypes: tuple[str, ...] = ("bf16",), sizes: dict | None = None) -> WarmupReport:
     """Build every kernel the op calls of `shapes_or_model_config` launch on `target` (None:
-    the current CUDA device's) for each of `dtypes` (ktile names)."""
+    the current CUDA device's) for each of `dtypes` (ktile names). `sizes` (a shapes dict's
+    only) gives the calls the model sizes their problems leave out (SIZE_KEYS: paged
+    decode's head_dim, the MoE calls' num_experts and top_k, ...; defaults in
+    warmup_calls_layers.py)."""
     from .. import targets
     from ..runtime.builds import build_count, build_traces, building
     target = _target(target)
     targets.get(target)
     shapes = _shapes(shapes_or_model_config, target)
-    sizes = _model_sizes(shapes_or_model_config) if _is_model(shapes_or_model_config) else {}
+    sizes = _model_sizes(shapes_or_model_config) if _is_model(shapes_or_model_config) \
+        else _given_sizes(sizes or {})
     before, calls, traces = build_count(), 0, []
     with building(target, compile=False, collect=traces):
         for name, problems in shapes.items():
@@ -217,6 +225,16 @@ def warmup(shapes_or_model_config: dict, *, target: str | None = None,
     for name, rows, cols, dtype in alternative_calls(shapes, target, _torch_dtypes(dtypes)):
         call_op(name, rows, cols, dtype, sizes, "cuda")      # Triton's JIT compiles here
     return WarmupReport(target, calls, done.compiles, done.hits)
+
+
+def _given_sizes(sizes: dict) -> dict:
+    for key, value in sizes.items() if isinstance(sizes, dict) else [("sizes", sizes)]:
+        if key not in SIZE_KEYS or isinstance(value, bool) or not isinstance(value, int) \
+                or value < 1:
+            raise InputError(f"warmup: sizes' {key!r} is {value!r}",
+                             hint=f"pass sizes={{key: positive int}} for keys of "
+                                  f"{', '.join(SIZE_KEYS)}")
+    return sizes
 
 
 def alternative_calls(shapes: dict, target: str, dtypes: list) -> list[tuple]:

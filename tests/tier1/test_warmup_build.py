@@ -118,6 +118,18 @@ def test_every_call_warms_up_every_code_object_it_loads(monkeypatch, target):
     assert len({t.source() for t in again}) >= len({warm.CALLS[n].op for n in given})
 
 
+def test_a_shapes_dict_takes_the_model_sizes_it_leaves_out(monkeypatch):
+    """Paged decode's head dim and the grouped GEMM's top-k come from `sizes`."""
+    builds = importlib.import_module("ktile.runtime.builds")
+    for head in (64, 128):
+        warmed: list = []
+        monkeypatch.setattr(builds, "build_traces",
+                            lambda traces, workers=None: warmed.extend(traces))
+        warm.warmup({"paged_attention_decode": [(2, 48)]}, target="sm_90a",
+                    sizes={"head_dim": head, "num_heads": 4, "num_kv_heads": 2})
+        assert {t.constants["D"] for t in warmed if "D" in t.constants} == {head}
+
+
 def test_model_shapes_leave_out_ops_without_routes_on_the_target():
     """gfx950 has no paged decode route (its MFMA's K is 32), gfx1100 no fp8: the calls are
     left out there and kept where they route; a call the target refuses raises the op's
@@ -171,6 +183,9 @@ def test_bad_warmup_input_is_refused():
                           ({"no_such_fn": [(1, 8)]}, {"target": "sm_90a"}),
                           ({"rms_norm": [(1, 8)]}, {"target": "sm_90a", "dtypes": ("bf17",)}),
                           (dict(MOE, num_experts_per_tok=None), {"target": "sm_90a"}),
+                          ({"rms_norm": [(1, 8)]}, {"target": "sm_90a", "sizes": {"heads": 2}}),
+                          ({"rms_norm": [(1, 8)]}, {"target": "sm_90a",
+                                                    "sizes": {"head_dim": 0}}),
                           (dict(AWQ, quantization_config={"quant_method": "awq", "bits": 4,
                                                           "group_size": 64}),
                            {"target": "sm_90a"}),
