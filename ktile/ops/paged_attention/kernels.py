@@ -59,6 +59,23 @@ COMBINE_SHAPES = [
 ]
 
 
+def grid(p):
+    """A decode kernel's blocks: (partition, 16-query-head chunk, seq x kv head)."""
+    return (hk.cdiv(p.block_tables.cols, p.PART_PAGES), hk.cdiv(p.q.rows, 16), p.q.depth)
+
+
+def partition(row, part, k_cache, block_tables, seq_lens, D, PART_PAGES):
+    """(seq, kv_head, seq_len, first, pages) of a block's (seq x kv head) `row` and partition
+    `part`: it reads pages [first, pages) of the sequence's block table."""
+    kv_heads = k_cache.cols // D
+    seq, kv_head = row // kv_heads, row % kv_heads
+    seq_len = hk.load_scalar(seq_lens, 0, seq)
+    first = part * PART_PAGES
+    pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
+                       first + PART_PAGES)            # a length past the table: cut
+    return seq, kv_head, seq_len, first, pages
+
+
 def page_values(v_cache, at, seq_len, first_token, DT):
     """V of one page (col layout), its rows at or past seq_len zeroed, so no stale value (a
     NaN) in the page reaches P·V."""
@@ -71,8 +88,7 @@ def page_values(v_cache, at, seq_len, first_token, DT):
 def paged_decode(dtype: str):
     DT = getattr(hk, dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.block_tables.cols, p.PART_PAGES),
-                               hk.cdiv(p.q.rows, 16), p.q.depth),
+    @hk.kernel(grid=grid,
                warps="WARPS", requires=SHAPES)
     def paged_decode(q: hk.Tensor[DT], k_cache: hk.Tensor[DT], v_cache: hk.Tensor[DT],
                      block_tables: hk.Tensor[hk.i32], seq_lens: hk.Tensor[hk.i32],
@@ -83,12 +99,8 @@ def paged_decode(dtype: str):
                      SPLIT: hk.Constexpr[bool] = False):
         part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
         warp = hk.arch.warp_id                       # owns columns [64 warp, 64 warp + 64)
-        kv_heads = k_cache.cols // D
-        seq, kv_head = row // kv_heads, row % kv_heads
-        seq_len = hk.load_scalar(seq_lens, 0, seq)
-        first = part * PART_PAGES
-        pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
-                           first + PART_PAGES)            # a length past the table: cut
+        seq, kv_head, seq_len, first, pages = partition(row, part, k_cache, block_tables,
+                                                        seq_lens, D, PART_PAGES)
         col = kv_head * WARPS + warp
         m = hk.full(hk.RV(hk.fp32, 16), FLOOR)
         l = hk.zeros(hk.RV(hk.fp32, 16))

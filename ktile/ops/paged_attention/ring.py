@@ -26,7 +26,7 @@ import functools
 
 import ktile as hk
 
-from .kernels import FLOOR
+from .kernels import FLOOR, grid, partition
 from .streams import SHAPES
 
 
@@ -34,8 +34,7 @@ from .streams import SHAPES
 def paged_decode_ring(dtype: str):
     DT = getattr(hk, dtype)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.block_tables.cols, p.PART_PAGES),
-                               hk.cdiv(p.q.rows, 16), p.q.depth),
+    @hk.kernel(grid=grid,
                warps="WARPS", requires=SHAPES[:-1])
     def paged_decode_ring(q: hk.Tensor[DT], k_cache: hk.Tensor[DT], v_cache: hk.Tensor[DT],
                           block_tables: hk.Tensor[hk.i32], seq_lens: hk.Tensor[hk.i32],
@@ -47,12 +46,8 @@ def paged_decode_ring(dtype: str):
                           SPLIT: hk.Constexpr[bool] = False):
         part, chunk, row = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.block_idx.z
         warp = hk.arch.warp_id
-        kv_heads = k_cache.cols // D
-        seq, kv_head = row // kv_heads, row % kv_heads
-        seq_len = hk.load_scalar(seq_lens, 0, seq)
-        first = part * PART_PAGES
-        pages = hk.minimum(hk.minimum(hk.cdiv(seq_len, 16), block_tables.cols),
-                           first + PART_PAGES)            # a length past the table: cut
+        seq, kv_head, seq_len, first, pages = partition(row, part, k_cache, block_tables,
+                                                        seq_lens, D, PART_PAGES)
         limit = hk.minimum(seq_len, pages * 16)           # tokens at or past it do not count
         steps = hk.cdiv(hk.maximum(pages - first, 0), WARPS)
         keys = [[hk.shared(hk.ST(DT, 16, D)) for _ in range(WARPS)] for _ in range(STAGES)]
