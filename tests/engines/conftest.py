@@ -60,3 +60,24 @@ def run_engine(engine_python):
                               cwd=tempfile.gettempdir(), env={**base, **(env or {})},
                               timeout=timeout)
     return run
+
+
+@pytest.fixture(scope="session")
+def ab_one_route(run_engine):
+    """`ab_one_route(route, model_flag, tokens)`: `python -m ktile.integrations.ab_vllm
+    <model_flag> --json`, eager, with every vLLM route but `route` switched off
+    (KTILE_VLLM_<OP>=0: their interpreter calls would cost minutes); returns {"result": its
+    last JSON line, "rc": its exit code}."""
+    import json
+
+    from ktile.integrations.vllm import ROUTES
+
+    def ab(route: str, model_flag: str, tokens: int) -> dict:
+        off = {f"KTILE_VLLM_{other.upper()}": "0" for other in ROUTES if other != route}
+        proc = run_engine("-m", "ktile.integrations.ab_vllm", model_flag, "--modes", "eager",
+                          "--no-contract", "--jobs", "1", "--tokens", str(tokens), "--json",
+                          env=off)
+        lines = proc.stdout.strip().splitlines()
+        assert lines, proc.stderr[-3000:]
+        return {"result": json.loads(lines[-1]), "rc": proc.returncode}
+    return ab

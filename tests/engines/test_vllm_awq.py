@@ -71,18 +71,10 @@ def test_the_awq_switch_sends_calls_to_the_engines_path(clean, monkeypatch):
     assert _core.counters()["awq_gemm"]["fallback"] == 1
     assert _core.counters()["awq_gemm"]["eager"] == 0
 
-OTHER_ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "linear",
-                "kv_cache_write", "fused_moe")
-
 
 @pytest.fixture(scope="module")
-def ab(run_engine):
-    off = {f"KTILE_VLLM_{route.upper()}": "0" for route in OTHER_ROUTES}
-    proc = run_engine("-m", "ktile.integrations.ab_vllm", "--awq", "--modes", "eager",
-                      "--no-contract", "--jobs", "1", "--tokens", "2", "--json", env=off)
-    lines = proc.stdout.strip().splitlines()
-    assert lines, proc.stderr[-3000:]
-    return {"result": json.loads(lines[-1]), "rc": proc.returncode}
+def ab(ab_one_route):
+    return ab_one_route("awq_gemm", "--awq", 2)
 
 
 def test_greedy_tokens_match_stock_with_the_awq_route(ab):

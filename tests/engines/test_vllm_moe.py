@@ -5,22 +5,12 @@ interpreter calls would cost minutes), eager, through `python -m ktile.integrati
 interpreter and prefill (more than 8 rows) its float64 reference behind the same op; shadow
 mode compares every routed call with vLLM's own cpu_fused_moe. About 45 s of CPU (one child:
 vLLM's import, two engines, 3 decode steps of 2 MoE layers on the interpreter)."""
-import json
-
 import pytest
-
-OTHER_ROUTES = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rotary_embedding", "linear",
-                "kv_cache_write")
 
 
 @pytest.fixture(scope="module")
-def ab(run_engine):
-    off = {f"KTILE_VLLM_{route.upper()}": "0" for route in OTHER_ROUTES}
-    proc = run_engine("-m", "ktile.integrations.ab_vllm", "--moe", "--modes", "eager",
-                      "--no-contract", "--jobs", "1", "--tokens", "3", "--json", env=off)
-    lines = proc.stdout.strip().splitlines()
-    assert lines, proc.stderr[-3000:]
-    return {"result": json.loads(lines[-1]), "rc": proc.returncode}
+def ab(ab_one_route):
+    return ab_one_route("fused_moe", "--moe", 3)
 
 
 def test_greedy_tokens_match_stock_with_the_moe_route(ab):
